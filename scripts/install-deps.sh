@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian bookworm packages the build and tests need; a no-op when all are present.
+set -euo pipefail
+pkgs=(g++ cmake make pkg-config libopenblas-dev nlohmann-json3-dev libcli11-dev libpcre2-dev libfmt-dev
+      libgtest-dev libgmock-dev libbenchmark-dev nodejs npm)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# node/npm may come from elsewhere (e.g. nodesource); accept any working binary.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  tmp=(); for p in "${missing[@]}"; do [[ $p == nodejs || $p == npm ]] || tmp+=("$p"); done
+  missing=("${tmp[@]+"${tmp[@]}"}")
+fi
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  sudo=""; [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,35 @@
+// Causal multi-head attention with GQA and a per-KV-head window (see model/attention_plan.h
+// for the visibility rule). `attention` is the fast blocked kernel (online softmax over key
+// blocks, skipping blocks a head cannot see, so an SWA head costs O(n*W)); `attention_reference`
+// is the naive O(n^2) definition kept for tests.
+#pragma once
+#include <cstdint>
+
+namespace bosch {
+
+struct AttentionArgs {
+  // Query t (0 <= t < n_q) has absolute position q_pos0 + t; head h's vector starts at
+  // q + t * q_stride_tok + h * q_stride_head.
+  const float* q = nullptr;
+  int64_t q_stride_tok = 0, q_stride_head = 0;
+  // The key/value of absolute position p for KV head g starts at
+  // k + p * kv_stride_pos + g * kv_stride_head (same strides for v). Positions
+  // 0 .. q_pos0 + n_q - 1 must be present.
+  const float* k = nullptr;
+  const float* v = nullptr;
+  int64_t kv_stride_pos = 0, kv_stride_head = 0;
+  float* out = nullptr;  // same layout rule as q, with o_stride_tok / o_stride_head
+  int64_t o_stride_tok = 0, o_stride_head = 0;
+
+  int n_q = 0;
+  int64_t q_pos0 = 0;
+  int n_heads = 0, n_kv_heads = 0, head_dim = 0;
+  float scale = 1.0f;              // usually 1/sqrt(head_dim)
+  const int32_t* window = nullptr; // per KV head: 0 = full, else W
+  const int32_t* sinks = nullptr;  // per KV head: S (ignored when window is 0)
+};
+
+void attention(const AttentionArgs& a);
+void attention_reference(const AttentionArgs& a);
+
+}  // namespace bosch

@@ -1,0 +1,74 @@
+// A loaded transformer (llama / qwen2 / qwen3) and its forward pass with a per-KV-head
+// attention plan. The forward is exposed per layer so that callers (scoring, the search) can
+// cache hidden states of layers that did not change, and the LM head runs only on the rows
+// that are scored.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/attention_plan.h"
+#include "model/config.h"
+#include "model/weights.h"
+
+namespace bosch {
+
+class KVCache;
+
+class Model {
+ public:
+  // MODEL is a .gguf file or a Hugging Face directory (config.json + safetensors).
+  static std::unique_ptr<Model> load(const std::string& path);
+  Model(ModelConfig cfg, ModelWeights w, std::string source);
+
+  const ModelConfig& config() const { return cfg_; }
+  const ModelWeights& weights() const { return w_; }
+  const std::string& source() const { return source_; }   // path it was loaded from
+  // Stable identity of the model's shape and weights (FNV-1a over config + weight sample);
+  // written into mask files so a mask is not applied to another model.
+  const std::string& identity() const { return identity_; }
+  AttentionPlan full_plan() const { return AttentionPlan::full(cfg_.n_layers, cfg_.n_kv_heads); }
+
+  // hidden[n, d] = embedding rows of tokens. Throws Error on an id outside the vocabulary.
+  void embed(const int32_t* tokens, int n, float* hidden) const;
+  // Runs layers [l_begin, l_end) in place on hidden[n, d] for positions pos0 .. pos0+n-1.
+  // With cache == nullptr the sequence must start at pos0 == 0 (self-contained prefill);
+  // with a cache, K/V of the new tokens are appended to it and earlier positions are read from it.
+  void forward_layers(int l_begin, int l_end, float* hidden, int n, int64_t pos0,
+                      const AttentionPlan& plan, KVCache* cache = nullptr) const;
+  // logits[r, vocab] for hidden rows `rows` (final RMSNorm + LM head on those rows only).
+  void logits(const float* hidden, const int* rows, int n_rows, float* out) const;
+
+  // Whole forward pass: logits for every position [n, vocab] (tests, small inputs).
+  std::vector<float> forward_all(const std::vector<int32_t>& tokens, const AttentionPlan& plan) const;
+  // Logits of the last position only, using and extending `cache` (generation).
+  std::vector<float> forward_next(const std::vector<int32_t>& new_tokens, const AttentionPlan& plan,
+                                  KVCache& cache) const;
+
+  // Multiply-adds of the linear layers (incl. LM head on `lm_rows` rows) for n tokens.
+  double linear_flops(int n, int lm_rows) const;
+
+ private:
+  void layer(int l, float* hidden, int n, int64_t pos0, const AttentionPlan& plan,
+             KVCache* cache) const;
+  ModelConfig cfg_;
+  ModelWeights w_;
+  std::string source_, identity_;
+  std::vector<float> inv_freq_;  // RoPE inverse frequencies [head_dim/2] (with scaling)
+};
+
+// Teacher-forced scoring of an answer that follows a prompt: one prefill of prompt+answer,
+// LM head only on the positions that predict answer tokens.
+struct AnswerScore {
+  std::vector<float> token_logprobs;  // log p(answer[i] | prefix)
+  bool all_argmax = false;            // greedy decoding would reproduce the answer exactly
+  double mean_logprob = 0;
+};
+AnswerScore score_answer(const Model& m, const AttentionPlan& plan,
+                         const std::vector<int32_t>& prompt, const std::vector<int32_t>& answer);
+// Scores given hidden states after the last layer (used by callers that cache layers).
+AnswerScore score_from_hidden(const Model& m, const float* hidden, int n_prompt,
+                              const std::vector<int32_t>& answer);
+
+}  // namespace bosch

@@ -1,0 +1,27 @@
+// Progress line with rate and ETA on stderr, redrawn at most every 200 ms. Silent when
+// BOSCH_QUIET is set. Anything longer than a few seconds reports through this.
+#pragma once
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace bosch {
+
+class Progress {
+ public:
+  Progress(std::string label, size_t total);
+  ~Progress();                      // finishes the line
+  void add(size_t n = 1, const std::string& note = "");
+  void set(size_t done, const std::string& note = "");
+  void finish();
+
+ private:
+  void draw(bool force);
+  std::string label_;
+  size_t total_, done_ = 0;
+  std::string note_;
+  std::chrono::steady_clock::time_point start_, last_;
+  bool finished_ = false, quiet_;
+};
+
+}  // namespace bosch
