@@ -27,3 +27,13 @@ std::string default_model_path();
 std::string resolve_model(const std::string& arg);
 
 }  // namespace bosch::cli
+
+namespace bosch::cli {
+// `bosch bench NAME`: benchmarks register the same way, under the bench command.
+std::vector<CommandSpec>& bench_registry();
+struct BenchRegistrar {
+  BenchRegistrar(std::string name, std::string help, std::function<void(CLI::App&)> setup) {
+    bench_registry().push_back({std::move(name), std::move(help), std::move(setup)});
+  }
+};
+}  // namespace bosch::cli

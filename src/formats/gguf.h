@@ -16,6 +16,17 @@
 
 namespace bosch {
 
+// GGUF metadata value type ids (gguf.md "gguf_metadata_value_type").
+namespace gguf_type {
+constexpr uint32_t UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6,
+                   BOOL = 7, STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12;
+}
+std::string gguf_type_name(uint32_t gguf_type);  // "UINT32", ...; "type N" when unknown
+
+// ggml tensor type ids: F32 0, F16 1, Q8_0 8, BF16 30 are the ones this engine reads.
+uint32_t ggml_type_id(DType t);
+std::string ggml_type_name(uint32_t ggml_type);  // "Q4_K", ...; "unknown" when not a ggml type
+
 // One metadata value. Integers of every width are kept as int64 (uint64 beyond INT64_MAX is
 // refused), floats as double; arrays are homogeneous.
 struct GGUFValue {

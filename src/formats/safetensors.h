@@ -29,9 +29,11 @@ struct SafeTensor {
 class SafetensorsFile {
  public:
   explicit SafetensorsFile(const std::string& path);
+  const std::string& path() const { return path_; }
   const std::vector<SafeTensor>& tensors() const { return tensors_; }
   const nlohmann::json& metadata() const { return metadata_; }  // "__metadata__" or null
  private:
+  std::string path_;
   std::unique_ptr<MappedFile> file_;
   std::vector<SafeTensor> tensors_;
   nlohmann::json metadata_;

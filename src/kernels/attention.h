@@ -29,7 +29,17 @@ struct AttentionArgs {
   const int32_t* sinks = nullptr;  // per KV head: S (ignored when window is 0)
 };
 
+// Throws bosch::Error on an inconsistent shape (heads not a multiple of KV heads, negative
+// window/sinks, missing pointers). `window` == nullptr means every head is full.
 void attention(const AttentionArgs& a);
 void attention_reference(const AttentionArgs& a);
+
+// Key blocks (of attention_key_block() keys) the fast kernel visits for these arguments,
+// summed over its work items; reads no tensor data. Shows that SWA heads skip blocks.
+int64_t attention_visited_blocks(const AttentionArgs& a);
+int attention_key_block();
+// Multiply-adds of the visible (query, key) pairs times 2 * head_dim for QK^T and PV: the
+// useful FLOPs of a call, for reporting achieved GFLOP/s.
+double attention_flops(const AttentionArgs& a);
 
 }  // namespace bosch

@@ -1,26 +1,46 @@
-// Plain KV cache for generation: per layer, K and V for every position and KV head, float32,
-// layout [pos][kv_head][head_dim]. (The memory-saving per-head hybrid cache is runtime/.)
+// Where a layer's keys and values live between forward calls, and how attention reads them.
+// Model::forward_layers computes q, k, v (after RoPE) and hands them to a KVStore, which stores
+// the new K/V and computes the attention output. The plain cache here keeps every position;
+// runtime/ provides the hybrid cache (ring buffers for SWA heads) behind the same interface.
 #pragma once
 #include <cstdint>
 #include <vector>
 
+#include "model/attention_plan.h"
 #include "model/config.h"
 
 namespace bosch {
 
-class KVCache {
+class KVStore {
+ public:
+  virtual ~KVStore() = default;
+  // Positions already committed (the next token's position).
+  virtual int64_t length() const = 0;
+  // For `layer`: store k, v of n new tokens (rows [n, n_kv_heads*head_dim], positions
+  // pos0 .. pos0+n-1, pos0 == length()), then write attention of queries q
+  // ([n, n_heads*head_dim]) over all visible positions into out ([n, n_heads*head_dim]).
+  virtual void attend(int layer, const float* q, const float* k, const float* v, float* out,
+                      int n, int64_t pos0, const AttentionPlan& plan) = 0;
+  // Called once all layers have seen the n new tokens.
+  virtual void commit(int64_t new_length) = 0;
+  virtual void clear() = 0;
+  virtual int64_t bytes() const = 0;  // resident bytes of K and V
+};
+
+// Plain cache: per layer K and V for every position, layout [pos][kv_head][head_dim], float32.
+class KVCache : public KVStore {
  public:
   KVCache(const ModelConfig& cfg, int64_t max_tokens);
-  int64_t length() const { return length_; }       // positions already stored
+  int64_t length() const override { return length_; }
   int64_t capacity() const { return capacity_; }
-  void set_length(int64_t n);                       // after a forward stores new positions
-  void clear() { length_ = 0; }
-  float* k(int layer) { return k_[layer].data(); }
-  float* v(int layer) { return v_[layer].data(); }
-  int64_t stride_pos() const { return stride_pos_; }  // = n_kv_heads * head_dim
-  int64_t bytes() const;                              // resident bytes of K and V
+  void attend(int layer, const float* q, const float* k, const float* v, float* out, int n,
+              int64_t pos0, const AttentionPlan& plan) override;
+  void commit(int64_t new_length) override;
+  void clear() override { length_ = 0; }
+  int64_t bytes() const override;
 
  private:
+  ModelConfig cfg_;
   std::vector<std::vector<float>> k_, v_;
   int64_t length_ = 0, capacity_ = 0, stride_pos_ = 0;
 };

@@ -14,7 +14,7 @@
 
 namespace bosch {
 
-class KVCache;
+class KVStore;
 
 class Model {
  public:
@@ -33,25 +33,35 @@ class Model {
   // hidden[n, d] = embedding rows of tokens. Throws Error on an id outside the vocabulary.
   void embed(const int32_t* tokens, int n, float* hidden) const;
   // Runs layers [l_begin, l_end) in place on hidden[n, d] for positions pos0 .. pos0+n-1.
-  // With cache == nullptr the sequence must start at pos0 == 0 (self-contained prefill);
-  // with a cache, K/V of the new tokens are appended to it and earlier positions are read from it.
+  // With cache == nullptr the sequence must start at pos0 == 0 (self-contained prefill, no
+  // state kept); with a cache, K/V of the new tokens are stored in it and earlier positions are
+  // read from it (the caller commits the cache after the last layer).
   void forward_layers(int l_begin, int l_end, float* hidden, int n, int64_t pos0,
-                      const AttentionPlan& plan, KVCache* cache = nullptr) const;
+                      const AttentionPlan& plan, KVStore* cache = nullptr) const;
+  // The attention inputs of layer l for hidden[n, d] at positions pos0..: q [n, n_heads*hd],
+  // k and v [n, n_kv_heads*hd], after q/k norm and RoPE (what the attention kernel sees).
+  // For analyses that need attention weights (static head scores).
+  void attention_inputs(int l, const float* hidden, int n, int64_t pos0, float* q, float* k,
+                        float* v) const;
   // logits[r, vocab] for hidden rows `rows` (final RMSNorm + LM head on those rows only).
   void logits(const float* hidden, const int* rows, int n_rows, float* out) const;
 
   // Whole forward pass: logits for every position [n, vocab] (tests, small inputs).
   std::vector<float> forward_all(const std::vector<int32_t>& tokens, const AttentionPlan& plan) const;
   // Logits of the last position only, using and extending `cache` (generation).
+  // Commits the cache.
   std::vector<float> forward_next(const std::vector<int32_t>& new_tokens, const AttentionPlan& plan,
-                                  KVCache& cache) const;
+                                  KVStore& cache) const;
+
+  // Divides the RoPE frequencies by per-frequency factors (GGUF rope_freqs.weight).
+  void set_rope_factors(const std::vector<float>& factors);
 
   // Multiply-adds of the linear layers (incl. LM head on `lm_rows` rows) for n tokens.
   double linear_flops(int n, int lm_rows) const;
 
  private:
   void layer(int l, float* hidden, int n, int64_t pos0, const AttentionPlan& plan,
-             KVCache* cache) const;
+             KVStore* cache) const;
   ModelConfig cfg_;
   ModelWeights w_;
   std::string source_, identity_;

@@ -22,6 +22,8 @@ class Tokenizer {
   virtual std::string token_bytes(int32_t id) const = 0;
   virtual int vocab_size() const = 0;
   // Decodes a whole sequence (concatenated bytes, with the leading-space rule where it applies).
+  // A BOS at the start is dropped; other special tokens give their text. The result may hold
+  // invalid UTF-8 when the ids split a character (use StreamDecoder for printing).
   virtual std::string decode(const std::vector<int32_t>& ids) const;
 
   int32_t bos_id() const { return bos_id_; }   // -1 when the model has none
@@ -31,15 +33,24 @@ class Tokenizer {
 
   // Chat template: wraps a single user message into the model's instruct format when the
   // model file carries a chat template; otherwise returns the message unchanged.
+  // The result does not include BOS: encode it with add_bos = true.
   bool has_chat_template() const { return !chat_template_.empty(); }
   std::string apply_chat_template(const std::string& user_message) const;
+  const std::string& chat_template() const { return chat_template_; }
+  // SentencePiece "llama" vocabularies: decoding drops the space the encoder put in front.
+  bool strips_leading_space() const { return strip_leading_space_; }
 
  protected:
   int32_t bos_id_ = -1, eos_id_ = -1;
   bool add_bos_ = false;
   std::vector<int32_t> eog_ids_;
   std::string chat_template_;
+  bool strip_leading_space_ = false;
 };
+
+// Chat template families we render without a Jinja engine.
+enum class ChatFamily { None, ChatML, ChatMLQwen25System, Llama3, Llama31 };
+ChatFamily detect_chat_family(const std::string& chat_template);
 
 // Streaming decode: feed ids one by one, get back only complete UTF-8 (partial sequences are
 // held until they complete; invalid bytes become U+FFFD).
@@ -55,6 +66,8 @@ class StreamDecoder {
 };
 
 std::unique_ptr<Tokenizer> load_tokenizer_from_gguf(const GGUFFile& gguf);
+// Reads a tokenizer.json; a tokenizer_config.json next to it (when present) gives
+// bos/eos/add_bos_token/chat_template.
 std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& tokenizer_json_path);
 // MODEL is a .gguf file, a Hugging Face directory (reads tokenizer.json and
 // tokenizer_config.json), or a tokenizer.json path.

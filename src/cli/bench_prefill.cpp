@@ -1,0 +1,116 @@
+// `bosch bench prefill [MODEL] --tokens N`: prefill tokens/s, achieved GFLOP/s of the linear
+// layers beside this machine's sgemm GFLOP/s measured in the same run, and the attention time
+// of an all-SWA layer against a full layer (n = 8192, W = 512 by default).
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "kernels/attention.h"
+#include "kernels/ops.h"
+#include "kernels/sgemm_peak.h"
+#include "model/model.h"
+
+namespace bosch::cli {
+namespace {
+
+struct PrefillOptions {
+  std::string model;
+  int tokens = 1024, attn_n = 8192, window = 512, sinks = 4, repeats = 3;
+};
+
+template <class F>
+double best_seconds(int repeats, F&& f) {
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+void run(const PrefillOptions& o) {
+  auto m = Model::load(resolve_model(o.model));
+  const auto& c = m->config();
+  const int n = o.tokens;
+  std::vector<int32_t> ids(n);
+  for (int i = 0; i < n; ++i) ids[i] = (i * 7919 + 13) % c.vocab_size;
+  auto plan = m->full_plan();
+  std::vector<float> hidden(static_cast<size_t>(n) * c.d_model);
+  auto prefill = [&] {
+    m->embed(ids.data(), n, hidden.data());
+    m->forward_layers(0, c.n_layers, hidden.data(), n, 0, plan);
+  };
+  prefill();  // warm-up
+  double t_prefill = best_seconds(o.repeats, prefill);
+
+  // The linear layers alone: the same matmul_nt calls the model makes, on the same shapes.
+  const int d = c.d_model, qd = c.n_heads * c.head_dim, kvd = c.n_kv_heads * c.head_dim, ff = c.d_ff;
+  std::vector<float> x(static_cast<size_t>(n) * std::max({d, qd, ff})), y(static_cast<size_t>(n) * std::max({d, qd, ff}));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.001 * i);
+  auto linear = [&] {
+    for (int l = 0; l < c.n_layers; ++l) {
+      const auto& L = m->weights().layers[l];
+      matmul_nt(x.data(), L.wq.data(), y.data(), n, qd, d);
+      matmul_nt(x.data(), L.wk.data(), y.data(), n, kvd, d);
+      matmul_nt(x.data(), L.wv.data(), y.data(), n, kvd, d);
+      matmul_nt(x.data(), L.wo.data(), y.data(), n, d, qd);
+      matmul_nt(x.data(), L.w_gate.data(), y.data(), n, ff, d);
+      matmul_nt(x.data(), L.w_up.data(), y.data(), n, ff, d);
+      matmul_nt(x.data(), L.w_down.data(), y.data(), n, d, ff);
+    }
+  };
+  linear();
+  double t_linear = best_seconds(o.repeats, linear);
+  double linear_gflops = m->linear_flops(n, 0) / t_linear / 1e9;
+  double peak = measure_sgemm_gflops();
+
+  fmt::print("model {}: {} layers, d={}, {} tokens\n", m->source(), c.n_layers, d, n);
+  fmt::print("prefill            {:10.1f} tokens/s   ({:.3f} s)\n", n / t_prefill, t_prefill);
+  fmt::print("linear layers      {:10.1f} GFLOP/s    ({:.3f} s, {:.1f}% of the prefill time)\n", linear_gflops,
+             t_linear, 100 * t_linear / t_prefill);
+  fmt::print("machine sgemm peak {:10.1f} GFLOP/s    (measured now)\n", peak);
+  fmt::print("linear / peak      {:10.1f} %          (goal >= 70%)\n", 100 * linear_gflops / peak);
+
+  // One layer's attention at long context: all heads full vs all heads SWA.
+  const int an = o.attn_n, hd = c.head_dim, nh = c.n_heads, nkv = c.n_kv_heads;
+  std::vector<float> q(static_cast<size_t>(an) * nh * hd), k(static_cast<size_t>(an) * nkv * hd),
+      v(k.size()), out(q.size());
+  for (size_t i = 0; i < q.size(); ++i) q[i] = std::sin(0.37 * i);
+  for (size_t i = 0; i < k.size(); ++i) k[i] = std::cos(0.11 * i), v[i] = std::sin(0.05 * i);
+  std::vector<int32_t> full_w(nkv, 0), swa_w(nkv, o.window), sinks(nkv, o.sinks);
+  auto attend = [&](const std::vector<int32_t>& w) {
+    AttentionArgs a;
+    a.q = q.data(); a.q_stride_tok = static_cast<int64_t>(nh) * hd; a.q_stride_head = hd;
+    a.k = k.data(); a.v = v.data(); a.kv_stride_pos = static_cast<int64_t>(nkv) * hd; a.kv_stride_head = hd;
+    a.out = out.data(); a.o_stride_tok = a.q_stride_tok; a.o_stride_head = hd;
+    a.n_q = an; a.q_pos0 = 0; a.n_heads = nh; a.n_kv_heads = nkv; a.head_dim = hd;
+    a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    a.window = w.data(); a.sinks = sinks.data();
+    attention(a);
+  };
+  double t_full = best_seconds(std::max(1, o.repeats - 1), [&] { attend(full_w); });
+  double t_swa = best_seconds(o.repeats, [&] { attend(swa_w); });
+  double attn_flops = 4.0 * nh * hd * (static_cast<double>(an) * (an + 1) / 2);
+  fmt::print("attention n={} ({} q / {} kv heads, hd {}): full {:.3f} s ({:.1f} GFLOP/s), SWA W={} S={} {:.3f} s\n", an,
+             nh, nkv, hd, t_full, attn_flops / t_full / 1e9, o.window, o.sinks, t_swa);
+  fmt::print("SWA / full time    {:10.3f}            (goal <= 0.2)\n", t_swa / t_full);
+}
+
+BenchRegistrar reg("prefill", "prefill speed, linear-layer GFLOP/s vs sgemm peak, SWA vs full attention",
+                   [](CLI::App& app) {
+                     auto o = std::make_shared<PrefillOptions>();
+                     app.add_option("model", o->model, "model (default: the embedded model)");
+                     app.add_option("--tokens", o->tokens, "prefill length")->check(CLI::Range(1, 1 << 20));
+                     app.add_option("--attn-n", o->attn_n, "sequence length of the attention comparison");
+                     app.add_option("--window", o->window, "SWA window of the attention comparison");
+                     app.add_option("--sinks", o->sinks, "SWA sinks of the attention comparison");
+                     app.add_option("--repeats", o->repeats, "best of this many runs");
+                     app.callback([o] { run(*o); });
+                   });
+
+}  // namespace
+}  // namespace bosch::cli

@@ -1,0 +1,88 @@
+// `bosch generate [MODEL]`: text generation (greedy or sampled) printed on stdout as it is made.
+#include <cstdio>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "model/generate.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+#include "util/error.h"
+
+namespace bosch::cli {
+namespace {
+
+struct GenerateOptions {
+  std::string model, prompt, ids;
+  int max_tokens = 256;
+  double temperature = 0.8, top_p = 0.95;
+  uint64_t seed = 0;
+  bool print_ids = false, chat = false;
+};
+
+std::vector<int32_t> parse_ids(const std::string& s) {
+  std::vector<int32_t> out;
+  std::istringstream in(s);
+  std::string tok;
+  while (in >> tok) {
+    try {
+      out.push_back(static_cast<int32_t>(std::stol(tok)));
+    } catch (...) {
+      fail("--ids: '{}' is not an integer token id", tok);
+    }
+  }
+  return out;
+}
+
+void run_generate(const GenerateOptions& o) {
+  const std::string path = resolve_model(o.model);
+  auto m = Model::load(path);
+  std::unique_ptr<Tokenizer> tok;
+  if (o.ids.empty() || !o.print_ids) tok = load_tokenizer(path);
+  std::vector<int32_t> prompt;
+  if (!o.ids.empty()) {
+    prompt = parse_ids(o.ids);
+  } else {
+    std::string text = o.chat ? tok->apply_chat_template(o.prompt) : o.prompt;
+    prompt = tok->encode(text, /*add_bos=*/true);
+    if (prompt.empty() && tok->bos_id() >= 0) prompt.push_back(tok->bos_id());
+    check(!prompt.empty(), "the prompt is empty and the model has no BOS token: give --prompt");
+  }
+  SamplingParams p;
+  p.temperature = o.temperature;
+  p.top_p = o.top_p;
+  p.seed = o.seed;
+  p.max_tokens = o.max_tokens;
+  if (tok)
+    for (int32_t id = 0; id < tok->vocab_size(); ++id)
+      if (tok->is_eog(id)) p.stop_ids.push_back(id);
+  std::unique_ptr<StreamDecoder> dec;
+  if (tok && !o.print_ids) dec = std::make_unique<StreamDecoder>(*tok);
+  auto plan = m->full_plan();
+  generate(*m, plan, prompt, p, [&](int32_t t) {
+    if (dec) fmt::print("{}", dec->push(t));
+    else fmt::print("{} ", t);
+    std::fflush(stdout);
+    return true;
+  });
+  if (dec) fmt::print("{}", dec->flush());
+  fmt::print("\n");
+}
+
+CommandRegistrar reg("generate", "generate text with a KV cache (greedy with --temperature 0)", [](CLI::App& app) {
+  auto o = std::make_shared<GenerateOptions>();
+  app.add_option("model", o->model, "a .gguf file or Hugging Face directory (default: the embedded model)");
+  app.add_option("--prompt", o->prompt, "prompt text (default: empty, i.e. BOS only)");
+  app.add_option("--ids", o->ids, "prompt as token ids separated by spaces (instead of --prompt)");
+  app.add_option("--max-tokens", o->max_tokens, "tokens to generate")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--temperature", o->temperature, "0 = greedy")->check(CLI::Range(0.0, 100.0));
+  app.add_option("--top-p", o->top_p, "nucleus sampling mass")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--seed", o->seed, "sampling seed");
+  app.add_flag("--print-ids", o->print_ids, "print token ids instead of text");
+  app.add_flag("--chat", o->chat, "wrap the prompt in the model's chat template");
+  app.callback([o] { run_generate(*o); });
+});
+
+}  // namespace
+}  // namespace bosch::cli

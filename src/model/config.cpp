@@ -1,0 +1,28 @@
+#include "model/config.h"
+
+#include "util/error.h"
+
+namespace bosch {
+
+void ModelConfig::validate(const std::string& source) const {
+  auto positive = [&](int v, const char* name) {
+    check(v > 0 && v < (1 << 24), "{}: {} must be a positive integer below 2^24, got {}", source,
+          name, v);
+  };
+  check(arch == "llama" || arch == "qwen2" || arch == "qwen3",
+        "{}: architecture '{}' is not supported (expected llama, qwen2 or qwen3)", source, arch);
+  positive(n_layers, "number of layers");
+  positive(d_model, "hidden size");
+  positive(n_heads, "number of attention heads");
+  positive(n_kv_heads, "number of KV heads");
+  positive(head_dim, "head dimension");
+  positive(d_ff, "feed-forward size");
+  positive(vocab_size, "vocabulary size");
+  check(n_heads % n_kv_heads == 0,
+        "{}: attention heads ({}) must be a multiple of KV heads ({})", source, n_heads, n_kv_heads);
+  check(head_dim % 2 == 0, "{}: head dimension must be even for RoPE, got {}", source, head_dim);
+  check(rope_theta > 0, "{}: rope theta must be positive, got {}", source, rope_theta);
+  check(norm_eps > 0 && norm_eps < 1, "{}: norm epsilon must be in (0, 1), got {}", source, norm_eps);
+}
+
+}  // namespace bosch

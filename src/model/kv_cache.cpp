@@ -1,0 +1,66 @@
+#include "model/kv_cache.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/attention.h"
+#include "util/error.h"
+
+namespace bosch {
+
+KVCache::KVCache(const ModelConfig& cfg, int64_t max_tokens)
+    : cfg_(cfg), capacity_(max_tokens),
+      stride_pos_(static_cast<int64_t>(cfg.n_kv_heads) * cfg.head_dim) {
+  check(max_tokens > 0, "KV cache: capacity must be positive, got {}", max_tokens);
+  k_.resize(cfg.n_layers);
+  v_.resize(cfg.n_layers);
+  for (int l = 0; l < cfg.n_layers; ++l) {
+    k_[l].resize(static_cast<size_t>(max_tokens * stride_pos_));
+    v_[l].resize(static_cast<size_t>(max_tokens * stride_pos_));
+  }
+}
+
+void KVCache::attend(int layer, const float* q, const float* k, const float* v, float* out, int n,
+                     int64_t pos0, const AttentionPlan& plan) {
+  check(pos0 == length_, "KV cache: new tokens start at position {}, cache holds {}", pos0, length_);
+  check(pos0 + n <= capacity_, "KV cache: {} tokens exceed its capacity of {}", pos0 + n, capacity_);
+  std::memcpy(&k_[layer][pos0 * stride_pos_], k, sizeof(float) * n * stride_pos_);
+  std::memcpy(&v_[layer][pos0 * stride_pos_], v, sizeof(float) * n * stride_pos_);
+  const int hd = cfg_.head_dim;
+  AttentionArgs a;
+  a.q = q;
+  a.q_stride_tok = static_cast<int64_t>(cfg_.n_heads) * hd;
+  a.q_stride_head = hd;
+  a.k = k_[layer].data();
+  a.v = v_[layer].data();
+  a.kv_stride_pos = stride_pos_;
+  a.kv_stride_head = hd;
+  a.out = out;
+  a.o_stride_tok = a.q_stride_tok;
+  a.o_stride_head = hd;
+  a.n_q = n;
+  a.q_pos0 = pos0;
+  a.n_heads = cfg_.n_heads;
+  a.n_kv_heads = cfg_.n_kv_heads;
+  a.head_dim = hd;
+  a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  a.window = plan.windows(layer);
+  a.sinks = plan.sinks_of(layer);
+  attention(a);
+}
+
+void KVCache::commit(int64_t new_length) {
+  check(new_length >= length_ && new_length <= capacity_, "KV cache: bad commit length {}",
+        new_length);
+  length_ = new_length;
+}
+
+int64_t KVCache::bytes() const {
+  int64_t b = 0;
+  for (auto& x : k_) b += static_cast<int64_t>(x.capacity() * sizeof(float));
+  for (auto& x : v_) b += static_cast<int64_t>(x.capacity() * sizeof(float));
+  return b;
+}
+
+}  // namespace bosch

@@ -1,0 +1,229 @@
+// Model::load: GGUF files and Hugging Face directories into one in-memory layout (float32,
+// PyTorch [out, in] linear weights, rotate-half RoPE order). GGUF "llama" files store Q/K rows
+// permuted for adjacent-pair RoPE (llama.cpp's convert script); they are un-permuted here so
+// one RoPE kernel serves every source and both give the same logits for the same model.
+#include <nlohmann/json.hpp>
+
+#include "formats/gguf.h"
+#include "formats/safetensors.h"
+#include "model/model.h"
+#include "util/error.h"
+
+namespace bosch {
+
+namespace {
+
+std::vector<float> to_floats(DType t, const void* data, int64_t numel) {
+  std::vector<float> out(static_cast<size_t>(numel));
+  to_f32(t, data, out.data(), out.size());
+  return out;
+}
+
+// GGUF llama Q/K rows: head h, row h*hd + 2j + i  <->  HF row h*hd + i*hd/2 + j.
+std::vector<float> unpermute_rope_rows(const std::vector<float>& w, int n_heads, int hd, int in) {
+  std::vector<float> out(w.size());
+  for (int h = 0; h < n_heads; ++h)
+    for (int j = 0; j < hd / 2; ++j)
+      for (int i = 0; i < 2; ++i) {
+        size_t src = (static_cast<size_t>(h) * hd + 2 * j + i) * in;
+        size_t dst = (static_cast<size_t>(h) * hd + i * (hd / 2) + j) * in;
+        std::copy(w.begin() + src, w.begin() + src + in, out.begin() + dst);
+      }
+  return out;
+}
+
+// ---------------------------------------------------------------- GGUF
+
+struct GGUFLoader {
+  const GGUFFile& f;
+  std::string arch;
+
+  std::string key(const std::string& k) const { return arch + "." + k; }
+
+  // dims_pt: expected shape in PyTorch order ([out, in]); GGUF lists it reversed.
+  std::vector<float> get(const std::string& name, std::vector<int64_t> dims_pt) const {
+    const GGUFTensor& t = f.tensor(name);
+    std::vector<int64_t> want(dims_pt.rbegin(), dims_pt.rend());
+    if (t.dims != want) {
+      fail("{}: tensor {} has shape [{}], expected [{}] (GGUF order) from the metadata", f.path(), name,
+           fmt::join(t.dims, ", "), fmt::join(want, ", "));
+    }
+    return to_floats(t.type, t.data, t.numel());
+  }
+  std::vector<float> get_opt(const std::string& name, std::vector<int64_t> dims_pt) const {
+    return f.find_tensor(name) ? get(name, std::move(dims_pt)) : std::vector<float>{};
+  }
+};
+
+std::unique_ptr<Model> load_gguf(const std::string& path) {
+  GGUFFile f(path);
+  GGUFLoader g{f, f.get_string("general.architecture")};
+  ModelConfig c;
+  c.arch = g.arch;
+  check(c.arch == "llama" || c.arch == "qwen2" || c.arch == "qwen3",
+        "{}: general.architecture is '{}', supported: llama, qwen2, qwen3", path, c.arch);
+  c.n_layers = static_cast<int>(f.get_int(g.key("block_count")));
+  c.d_model = static_cast<int>(f.get_int(g.key("embedding_length")));
+  c.n_heads = static_cast<int>(f.get_int(g.key("attention.head_count")));
+  c.n_kv_heads = static_cast<int>(f.get_int_or(g.key("attention.head_count_kv"), c.n_heads));
+  check(c.n_heads > 0, "{}: {} must be positive", path, g.key("attention.head_count"));
+  c.head_dim = static_cast<int>(f.get_int_or(g.key("attention.key_length"), c.d_model / c.n_heads));
+  c.d_ff = static_cast<int>(f.get_int(g.key("feed_forward_length")));
+  c.max_context = static_cast<int>(f.get_int_or(g.key("context_length"), 0));
+  c.rope_theta = f.get_float_or(g.key("rope.freq_base"), 10000.0);
+  c.norm_eps = f.get_float_or(g.key("attention.layer_norm_rms_epsilon"), 1e-5);
+  c.qkv_bias = c.arch == "qwen2";
+  c.qk_norm = c.arch == "qwen3";
+  const GGUFTensor& emb = f.tensor("token_embd.weight");
+  check(emb.dims.size() == 2 && emb.dims[0] == c.d_model,
+        "{}: token_embd.weight must be [{} x vocab] (GGUF order), got {} dims", path, c.d_model, emb.dims.size());
+  c.vocab_size = static_cast<int>(emb.dims[1]);
+  c.tied_embeddings = f.find_tensor("output.weight") == nullptr;
+  c.validate(path);
+
+  const int64_t d = c.d_model, hd = c.head_dim, nh = c.n_heads, nkv = c.n_kv_heads, ff = c.d_ff, V = c.vocab_size;
+  ModelWeights w;
+  w.tok_embd = g.get("token_embd.weight", {V, d});
+  w.out_norm = g.get("output_norm.weight", {d});
+  if (!c.tied_embeddings) w.lm_head = g.get("output.weight", {V, d});
+  w.layers.resize(c.n_layers);
+  for (int l = 0; l < c.n_layers; ++l) {
+    auto& L = w.layers[l];
+    std::string p = "blk." + std::to_string(l) + ".";
+    L.attn_norm = g.get(p + "attn_norm.weight", {d});
+    L.wq = g.get(p + "attn_q.weight", {nh * hd, d});
+    L.wk = g.get(p + "attn_k.weight", {nkv * hd, d});
+    L.wv = g.get(p + "attn_v.weight", {nkv * hd, d});
+    L.wo = g.get(p + "attn_output.weight", {d, nh * hd});
+    if (c.arch == "llama") {
+      L.wq = unpermute_rope_rows(L.wq, c.n_heads, c.head_dim, c.d_model);
+      L.wk = unpermute_rope_rows(L.wk, c.n_kv_heads, c.head_dim, c.d_model);
+    }
+    if (c.qkv_bias) {
+      L.bq = g.get(p + "attn_q.bias", {nh * hd});
+      L.bk = g.get(p + "attn_k.bias", {nkv * hd});
+      L.bv = g.get(p + "attn_v.bias", {nkv * hd});
+    }
+    if (c.qk_norm) {
+      L.q_norm = g.get(p + "attn_q_norm.weight", {hd});
+      L.k_norm = g.get(p + "attn_k_norm.weight", {hd});
+    }
+    L.ffn_norm = g.get(p + "ffn_norm.weight", {d});
+    L.w_gate = g.get(p + "ffn_gate.weight", {ff, d});
+    L.w_up = g.get(p + "ffn_up.weight", {ff, d});
+    L.w_down = g.get(p + "ffn_down.weight", {d, ff});
+  }
+  // Llama-3 GGUFs carry the rope scaling as per-frequency factors (rope_freqs.weight).
+  if (const GGUFTensor* rf = f.find_tensor("rope_freqs.weight")) {
+    check(rf->numel() == hd / 2, "{}: rope_freqs.weight has {} values, expected {}", path, rf->numel(), hd / 2);
+    auto factors = to_floats(rf->type, rf->data, rf->numel());
+    auto m = std::make_unique<Model>(c, std::move(w), path);
+    m->set_rope_factors(factors);
+    return m;
+  }
+  return std::make_unique<Model>(c, std::move(w), path);
+}
+
+// ---------------------------------------------------------------- Hugging Face
+
+template <class T>
+T cfg_get(const nlohmann::json& j, const std::string& key, const std::string& file) {
+  if (!j.contains(key) || j[key].is_null()) fail("{}: config.json has no field '{}'", file, key);
+  try {
+    return j[key].get<T>();
+  } catch (const nlohmann::json::exception&) {
+    fail("{}: config.json field '{}' has the wrong type ({})", file, key, j[key].dump());
+  }
+}
+
+template <class T>
+T cfg_get_or(const nlohmann::json& j, const std::string& key, T fallback, const std::string& file) {
+  if (!j.contains(key) || j[key].is_null()) return fallback;
+  return cfg_get<T>(j, key, file);
+}
+
+std::unique_ptr<Model> load_hf(const std::string& dir) {
+  HFModelDir m(dir);
+  const auto& j = m.config();
+  const std::string file = dir + "/config.json";
+  ModelConfig c;
+  std::string mt = cfg_get<std::string>(j, "model_type", file);
+  if (mt == "llama" || mt == "mistral") c.arch = "llama";
+  else if (mt == "qwen2" || mt == "qwen3") c.arch = mt;
+  else fail("{}: model_type '{}' is not supported (expected llama, mistral, qwen2 or qwen3)", file, mt);
+  c.n_layers = cfg_get<int>(j, "num_hidden_layers", file);
+  c.d_model = cfg_get<int>(j, "hidden_size", file);
+  c.n_heads = cfg_get<int>(j, "num_attention_heads", file);
+  c.n_kv_heads = cfg_get_or<int>(j, "num_key_value_heads", c.n_heads, file);
+  check(c.n_heads > 0, "{}: num_attention_heads must be positive", file);
+  c.head_dim = cfg_get_or<int>(j, "head_dim", c.d_model / c.n_heads, file);
+  c.d_ff = cfg_get<int>(j, "intermediate_size", file);
+  c.vocab_size = cfg_get<int>(j, "vocab_size", file);
+  c.max_context = cfg_get_or<int>(j, "max_position_embeddings", 0, file);
+  c.rope_theta = cfg_get_or<double>(j, "rope_theta", 10000.0, file);
+  c.norm_eps = cfg_get_or<double>(j, "rms_norm_eps", 1e-6, file);
+  c.qk_norm = c.arch == "qwen3";
+  c.qkv_bias = c.arch == "qwen2" || cfg_get_or<bool>(j, "attention_bias", false, file);
+  c.tied_embeddings = cfg_get_or<bool>(j, "tie_word_embeddings", false, file) || !m.has_tensor("lm_head.weight");
+  if (j.contains("rope_scaling") && j["rope_scaling"].is_object()) {
+    const auto& rs = j["rope_scaling"];
+    std::string type = cfg_get_or<std::string>(rs, "rope_type", cfg_get_or<std::string>(rs, "type", "", file), file);
+    if (type == "llama3") {
+      c.rope_scaling.enabled = true;
+      c.rope_scaling.factor = cfg_get<double>(rs, "factor", file);
+      c.rope_scaling.low_freq_factor = cfg_get_or<double>(rs, "low_freq_factor", 1.0, file);
+      c.rope_scaling.high_freq_factor = cfg_get_or<double>(rs, "high_freq_factor", 4.0, file);
+      c.rope_scaling.original_max_position = cfg_get_or<int64_t>(rs, "original_max_position_embeddings", 8192, file);
+    } else if (!type.empty() && type != "default") {
+      fail("{}: rope_scaling type '{}' is not supported (expected llama3 or none)", file, type);
+    }
+  }
+  c.validate(file);
+
+  const int64_t d = c.d_model, hd = c.head_dim, nh = c.n_heads, nkv = c.n_kv_heads, ff = c.d_ff, V = c.vocab_size;
+  auto get = [&](const std::string& name, std::vector<int64_t> shape) {
+    const SafeTensor& t = m.tensor(name);
+    if (t.shape != shape)
+      fail("{}: tensor {} has shape [{}], expected [{}] from config.json", t.file, name, fmt::join(t.shape, ", "),
+           fmt::join(shape, ", "));
+    return to_floats(t.type, t.data, t.numel());
+  };
+  ModelWeights w;
+  w.tok_embd = get("model.embed_tokens.weight", {V, d});
+  w.out_norm = get("model.norm.weight", {d});
+  if (!c.tied_embeddings) w.lm_head = get("lm_head.weight", {V, d});
+  w.layers.resize(c.n_layers);
+  for (int l = 0; l < c.n_layers; ++l) {
+    auto& L = w.layers[l];
+    std::string p = "model.layers." + std::to_string(l) + ".";
+    L.attn_norm = get(p + "input_layernorm.weight", {d});
+    L.wq = get(p + "self_attn.q_proj.weight", {nh * hd, d});
+    L.wk = get(p + "self_attn.k_proj.weight", {nkv * hd, d});
+    L.wv = get(p + "self_attn.v_proj.weight", {nkv * hd, d});
+    L.wo = get(p + "self_attn.o_proj.weight", {d, nh * hd});
+    if (c.qkv_bias) {
+      L.bq = get(p + "self_attn.q_proj.bias", {nh * hd});
+      L.bk = get(p + "self_attn.k_proj.bias", {nkv * hd});
+      L.bv = get(p + "self_attn.v_proj.bias", {nkv * hd});
+    }
+    if (c.qk_norm) {
+      L.q_norm = get(p + "self_attn.q_norm.weight", {hd});
+      L.k_norm = get(p + "self_attn.k_norm.weight", {hd});
+    }
+    L.ffn_norm = get(p + "post_attention_layernorm.weight", {d});
+    L.w_gate = get(p + "mlp.gate_proj.weight", {ff, d});
+    L.w_up = get(p + "mlp.up_proj.weight", {ff, d});
+    L.w_down = get(p + "mlp.down_proj.weight", {d, ff});
+  }
+  return std::make_unique<Model>(c, std::move(w), dir);
+}
+
+}  // namespace
+
+std::unique_ptr<Model> Model::load(const std::string& path) {
+  if (is_hf_model_dir(path)) return load_hf(path);
+  if (path.size() >= 5 && path.substr(path.size() - 5) == ".gguf") return load_gguf(path);
+  fail("'{}' is neither a .gguf file nor a Hugging Face model directory (with config.json)", path);
+}
+
+}  // namespace bosch

@@ -1,0 +1,266 @@
+// The forward pass: pre-norm decoder layers (attention with a per-KV-head plan, SwiGLU MLP).
+#include "model/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/attention.h"
+#include "kernels/ops.h"
+#include "model/kv_cache.h"
+#include "util/error.h"
+
+namespace bosch {
+
+namespace {
+
+// RoPE inverse frequencies, with Llama-3 frequency scaling when configured.
+std::vector<float> rope_inv_freq(const ModelConfig& c) {
+  const int half = c.head_dim / 2;
+  std::vector<float> f(half);
+  for (int i = 0; i < half; ++i) {
+    double freq = std::pow(c.rope_theta, -2.0 * i / c.head_dim);
+    if (c.rope_scaling.enabled) {
+      const auto& s = c.rope_scaling;
+      double old_ctx = static_cast<double>(s.original_max_position);
+      double low_wavelen = old_ctx / s.low_freq_factor;
+      double high_wavelen = old_ctx / s.high_freq_factor;
+      double wavelen = 2 * M_PI / freq;
+      if (wavelen > low_wavelen) {
+        freq /= s.factor;
+      } else if (wavelen >= high_wavelen) {
+        double smooth = (old_ctx / wavelen - s.low_freq_factor) /
+                        (s.high_freq_factor - s.low_freq_factor);
+        freq = (1 - smooth) * freq / s.factor + smooth * freq;
+      }
+    }
+    f[i] = static_cast<float>(freq);
+  }
+  return f;
+}
+
+uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
+  auto p = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+// Hash of the config and a strided sample of every tensor: cheap, and different for any two
+// models that differ in shape or training.
+uint64_t hash_tensor(uint64_t h, const std::vector<float>& t) {
+  uint64_t n = t.size();
+  h = fnv1a(h, &n, sizeof n);
+  size_t step = std::max<size_t>(1, t.size() / 4096);
+  for (size_t i = 0; i < t.size(); i += step) h = fnv1a(h, &t[i], sizeof(float));
+  return h;
+}
+
+void add_bias(float* y, const std::vector<float>& b, int rows) {
+  if (b.empty()) return;
+  const int n = static_cast<int>(b.size());
+  for (int r = 0; r < rows; ++r)
+    for (int j = 0; j < n; ++j) y[static_cast<size_t>(r) * n + j] += b[j];
+}
+
+// Per-thread scratch, grown on demand and reused across calls (no allocation per layer).
+struct Scratch {
+  std::vector<float> xn, q, k, v, att, gate, up;
+};
+thread_local Scratch tls;
+
+float* grow(std::vector<float>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
+}  // namespace
+
+Model::Model(ModelConfig cfg, ModelWeights w, std::string source)
+    : cfg_(std::move(cfg)), w_(std::move(w)), source_(std::move(source)) {
+  cfg_.validate(source_);
+  const size_t d = cfg_.d_model, hd = cfg_.head_dim, nh = cfg_.n_heads, nkv = cfg_.n_kv_heads,
+               ff = cfg_.d_ff, V = cfg_.vocab_size;
+  auto expect = [&](const std::vector<float>& t, size_t n, const std::string& name) {
+    check(t.size() == n, "{}: weight {} has {} values, expected {}", source_, name, t.size(), n);
+  };
+  expect(w_.tok_embd, V * d, "token embedding");
+  expect(w_.out_norm, d, "output norm");
+  if (!w_.lm_head.empty()) expect(w_.lm_head, V * d, "LM head");
+  check(w_.layers.size() == static_cast<size_t>(cfg_.n_layers), "{}: {} layers of weights, config says {}",
+        source_, w_.layers.size(), cfg_.n_layers);
+  for (int l = 0; l < cfg_.n_layers; ++l) {
+    const auto& L = w_.layers[l];
+    std::string p = "layer " + std::to_string(l) + " ";
+    expect(L.attn_norm, d, p + "attention norm");
+    expect(L.wq, nh * hd * d, p + "q");
+    expect(L.wk, nkv * hd * d, p + "k");
+    expect(L.wv, nkv * hd * d, p + "v");
+    expect(L.wo, d * nh * hd, p + "o");
+    if (cfg_.qkv_bias) {
+      expect(L.bq, nh * hd, p + "q bias");
+      expect(L.bk, nkv * hd, p + "k bias");
+      expect(L.bv, nkv * hd, p + "v bias");
+    }
+    if (cfg_.qk_norm) {
+      expect(L.q_norm, hd, p + "q norm");
+      expect(L.k_norm, hd, p + "k norm");
+    }
+    expect(L.ffn_norm, d, p + "ffn norm");
+    expect(L.w_gate, ff * d, p + "gate");
+    expect(L.w_up, ff * d, p + "up");
+    expect(L.w_down, d * ff, p + "down");
+  }
+  inv_freq_ = rope_inv_freq(cfg_);
+  uint64_t h = 1469598103934665603ull;
+  int dims[] = {cfg_.n_layers, cfg_.d_model, cfg_.n_heads, cfg_.n_kv_heads, cfg_.head_dim, cfg_.d_ff,
+                cfg_.vocab_size};
+  h = fnv1a(h, dims, sizeof dims);
+  h = fnv1a(h, cfg_.arch.data(), cfg_.arch.size());
+  h = hash_tensor(h, w_.tok_embd);
+  for (const auto& L : w_.layers)
+    for (const auto* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) h = hash_tensor(h, *t);
+  identity_ = fmt::format("{:016x}", h);
+}
+
+void Model::embed(const int32_t* tokens, int n, float* hidden) const {
+  const int d = cfg_.d_model;
+  for (int i = 0; i < n; ++i) {
+    check(tokens[i] >= 0 && tokens[i] < cfg_.vocab_size, "token id {} at position {} is outside the vocabulary of {}",
+          tokens[i], i, cfg_.vocab_size);
+    std::memcpy(hidden + static_cast<size_t>(i) * d, &w_.tok_embd[static_cast<size_t>(tokens[i]) * d],
+                sizeof(float) * d);
+  }
+}
+
+void Model::attention_inputs(int l, const float* hidden, int n, int64_t pos0, float* q, float* k,
+                             float* v) const {
+  const auto& L = w_.layers[l];
+  const int d = cfg_.d_model, hd = cfg_.head_dim, nh = cfg_.n_heads, nkv = cfg_.n_kv_heads;
+  float* xn = grow(tls.xn, static_cast<size_t>(n) * d);
+  rmsnorm(hidden, L.attn_norm.data(), xn, n, d, static_cast<float>(cfg_.norm_eps));
+  matmul_nt(xn, L.wq.data(), q, n, nh * hd, d);
+  matmul_nt(xn, L.wk.data(), k, n, nkv * hd, d);
+  matmul_nt(xn, L.wv.data(), v, n, nkv * hd, d);
+  add_bias(q, L.bq, n);
+  add_bias(k, L.bk, n);
+  add_bias(v, L.bv, n);
+  if (cfg_.qk_norm) {
+    const float eps = static_cast<float>(cfg_.norm_eps);
+    rmsnorm(q, L.q_norm.data(), q, n * nh, hd, eps);
+    rmsnorm(k, L.k_norm.data(), k, n * nkv, hd, eps);
+  }
+  rope_rotate_half(q, n, pos0, nh, hd, static_cast<int64_t>(nh) * hd, inv_freq_.data());
+  rope_rotate_half(k, n, pos0, nkv, hd, static_cast<int64_t>(nkv) * hd, inv_freq_.data());
+}
+
+void Model::layer(int l, float* hidden, int n, int64_t pos0, const AttentionPlan& plan,
+                  KVStore* cache) const {
+  const auto& L = w_.layers[l];
+  const int d = cfg_.d_model, hd = cfg_.head_dim, nh = cfg_.n_heads, nkv = cfg_.n_kv_heads, ff = cfg_.d_ff;
+  float* q = grow(tls.q, static_cast<size_t>(n) * nh * hd);
+  float* k = grow(tls.k, static_cast<size_t>(n) * nkv * hd);
+  float* v = grow(tls.v, static_cast<size_t>(n) * nkv * hd);
+  float* att = grow(tls.att, static_cast<size_t>(n) * nh * hd);
+  attention_inputs(l, hidden, n, pos0, q, k, v);
+
+  if (cache) {
+    cache->attend(l, q, k, v, att, n, pos0, plan);
+  } else {
+    check(pos0 == 0, "forward without a KV cache must start at position 0, got {}", pos0);
+    AttentionArgs a;
+    a.q = q;
+    a.q_stride_tok = static_cast<int64_t>(nh) * hd;
+    a.q_stride_head = hd;
+    a.k = k;
+    a.v = v;
+    a.kv_stride_pos = static_cast<int64_t>(nkv) * hd;
+    a.kv_stride_head = hd;
+    a.out = att;
+    a.o_stride_tok = a.q_stride_tok;
+    a.o_stride_head = hd;
+    a.n_q = n;
+    a.q_pos0 = 0;
+    a.n_heads = nh;
+    a.n_kv_heads = nkv;
+    a.head_dim = hd;
+    a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    a.window = plan.windows(l);
+    a.sinks = plan.sinks_of(l);
+    attention(a);
+  }
+  matmul_nt(att, L.wo.data(), hidden, n, d, nh * hd, /*accumulate=*/true);
+
+  float* xn = grow(tls.xn, static_cast<size_t>(n) * d);
+  float* gate = grow(tls.gate, static_cast<size_t>(n) * ff);
+  float* up = grow(tls.up, static_cast<size_t>(n) * ff);
+  rmsnorm(hidden, L.ffn_norm.data(), xn, n, d, static_cast<float>(cfg_.norm_eps));
+  matmul_nt(xn, L.w_gate.data(), gate, n, ff, d);
+  matmul_nt(xn, L.w_up.data(), up, n, ff, d);
+  swiglu(gate, up, gate, static_cast<int64_t>(n) * ff);
+  matmul_nt(gate, L.w_down.data(), hidden, n, d, ff, /*accumulate=*/true);
+}
+
+void Model::forward_layers(int l_begin, int l_end, float* hidden, int n, int64_t pos0,
+                           const AttentionPlan& plan, KVStore* cache) const {
+  check(plan.n_layers() == cfg_.n_layers && plan.n_kv_heads() == cfg_.n_kv_heads,
+        "attention plan is {} layers x {} KV heads, the model has {} x {}", plan.n_layers(),
+        plan.n_kv_heads(), cfg_.n_layers, cfg_.n_kv_heads);
+  check(0 <= l_begin && l_begin <= l_end && l_end <= cfg_.n_layers, "bad layer range [{}, {})",
+        l_begin, l_end);
+  for (int l = l_begin; l < l_end; ++l) layer(l, hidden, n, pos0, plan, cache);
+}
+
+void Model::logits(const float* hidden, const int* rows, int n_rows, float* out) const {
+  const int d = cfg_.d_model;
+  float* xn = grow(tls.xn, static_cast<size_t>(n_rows) * d);
+  for (int r = 0; r < n_rows; ++r)
+    rmsnorm(hidden + static_cast<size_t>(rows[r]) * d, w_.out_norm.data(), xn + static_cast<size_t>(r) * d, 1, d,
+            static_cast<float>(cfg_.norm_eps));
+  matmul_nt(xn, w_.output().data(), out, n_rows, cfg_.vocab_size, d);
+}
+
+std::vector<float> Model::forward_all(const std::vector<int32_t>& tokens, const AttentionPlan& plan) const {
+  const int n = static_cast<int>(tokens.size());
+  std::vector<float> hidden(static_cast<size_t>(n) * cfg_.d_model);
+  embed(tokens.data(), n, hidden.data());
+  forward_layers(0, cfg_.n_layers, hidden.data(), n, 0, plan);
+  std::vector<int> rows(n);
+  for (int i = 0; i < n; ++i) rows[i] = i;
+  std::vector<float> out(static_cast<size_t>(n) * cfg_.vocab_size);
+  logits(hidden.data(), rows.data(), n, out.data());
+  return out;
+}
+
+std::vector<float> Model::forward_next(const std::vector<int32_t>& new_tokens, const AttentionPlan& plan,
+                                       KVStore& cache) const {
+  const int n = static_cast<int>(new_tokens.size());
+  check(n > 0, "forward_next: no tokens given");
+  const int64_t pos0 = cache.length();
+  std::vector<float> hidden(static_cast<size_t>(n) * cfg_.d_model);
+  embed(new_tokens.data(), n, hidden.data());
+  forward_layers(0, cfg_.n_layers, hidden.data(), n, pos0, plan, &cache);
+  cache.commit(pos0 + n);
+  int last = n - 1;
+  std::vector<float> out(cfg_.vocab_size);
+  logits(hidden.data(), &last, 1, out.data());
+  return out;
+}
+
+double Model::linear_flops(int n, int lm_rows) const {
+  const double d = cfg_.d_model, hd = cfg_.head_dim, nh = cfg_.n_heads, nkv = cfg_.n_kv_heads, ff = cfg_.d_ff;
+  double per_tok = d * hd * (2 * nh + 2 * nkv) + 3 * d * ff;
+  return 2.0 * (per_tok * cfg_.n_layers * n + static_cast<double>(lm_rows) * d * cfg_.vocab_size);
+}
+
+}  // namespace bosch
+
+namespace bosch {
+void Model::set_rope_factors(const std::vector<float>& factors) {
+  check(factors.size() == inv_freq_.size(), "{}: {} rope factors, expected {}", source_, factors.size(),
+        inv_freq_.size());
+  for (size_t i = 0; i < factors.size(); ++i) {
+    check(factors[i] > 0, "{}: rope factor {} is {}, expected > 0", source_, i, factors[i]);
+    inv_freq_[i] /= factors[i];
+  }
+}
+}  // namespace bosch
