@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
+#include "cli/model_plan.h"
+#include "runtime/hybrid_kv_cache.h"
 #include "model/generate.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
@@ -14,7 +16,8 @@ namespace bosch::cli {
 namespace {
 
 struct GenerateOptions {
-  std::string model, prompt, ids;
+  std::string model, prompt, ids, mask;
+  int window = 0, sinks = 0;
   int max_tokens = 256;
   double temperature = 0.8, top_p = 0.95;
   uint64_t seed = 0;
@@ -59,13 +62,20 @@ void run_generate(const GenerateOptions& o) {
       if (tok->is_eog(id)) p.stop_ids.push_back(id);
   std::unique_ptr<StreamDecoder> dec;
   if (tok && !o.print_ids) dec = std::make_unique<StreamDecoder>(*tok);
-  auto plan = m->full_plan();
+  std::string desc;
+  AttentionPlan plan = plan_for_model(*m, o.mask, o.window, o.sinks, &desc);
+  // With SWA heads, the hybrid cache keeps only W + S positions for them (real memory saving).
+  std::unique_ptr<KVStore> cache;
+  if (plan.count_swa() > 0) {
+    std::fprintf(stderr, "generate: %s\n", desc.c_str());
+    cache = std::make_unique<HybridKVCache>(m->config(), plan, static_cast<int64_t>(prompt.size()) + p.max_tokens + 1);
+  }
   generate(*m, plan, prompt, p, [&](int32_t t) {
     if (dec) fmt::print("{}", dec->push(t));
     else fmt::print("{} ", t);
     std::fflush(stdout);
     return true;
-  });
+  }, cache.get());
   if (dec) fmt::print("{}", dec->flush());
   fmt::print("\n");
 }
@@ -81,6 +91,9 @@ CommandRegistrar reg("generate", "generate text with a KV cache (greedy with --t
   app.add_option("--seed", o->seed, "sampling seed");
   app.add_flag("--print-ids", o->print_ids, "print token ids instead of text");
   app.add_flag("--chat", o->chat, "wrap the prompt in the model's chat template");
+  app.add_option("--mask", o->mask, "MASK.json, full, or all-swa (with --window/--sinks); uses the hybrid KV cache");
+  app.add_option("--window", o->window, "SWA window W for --mask all-swa");
+  app.add_option("--sinks", o->sinks, "SWA sink tokens S for --mask all-swa");
   app.callback([o] { run_generate(*o); });
 });
 

@@ -4,14 +4,25 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
+#include "cli/model_plan.h"
+#include "runtime/hybrid_kv_cache.h"
 #include "model/model.h"
 
 namespace bosch::cli {
 namespace {
 
 struct InfoOptions {
-  std::string model;
+  std::string model, mask;
+  int window = 0, sinks = 0;
+  std::vector<int64_t> contexts = {4096, 32768, 131072};
 };
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) b /= 1024, ++u;
+  return fmt::format("{:.1f} {}", b, units[u]);
+}
 
 void run_info(const InfoOptions& o) {
   auto m = Model::load(resolve_model(o.model));
@@ -32,11 +43,29 @@ void run_info(const InfoOptions& o) {
   fmt::print("compute      float32\n");
   fmt::print("KV bytes/tok {} (float32 cache, full attention)\n", c.kv_bytes_per_token());
   fmt::print("identity     {}\n", m->identity());
+  std::string desc;
+  AttentionPlan plan = plan_for_model(*m, o.mask, o.window, o.sinks, &desc);
+  if (plan.count_swa() > 0 || !o.mask.empty()) {
+    // Exact formula (runtime/hybrid_kv_cache.h): SWA heads hold at most W + S positions.
+    fmt::print("mask         {}\n", desc);
+    fmt::print("KV bytes/tok {} (hybrid, while the context is longer than every window + sinks)\n",
+               hybrid_kv_bytes_per_token(c, plan));
+    fmt::print("{:>12} {:>14} {:>14} {:>8}\n", "context", "full KV", "hybrid KV", "ratio");
+    for (int64_t t : o.contexts) {
+      double full = static_cast<double>(c.kv_bytes_per_token()) * t;
+      double hyb = static_cast<double>(hybrid_kv_bytes(c, plan, t));
+      fmt::print("{:>12} {:>14} {:>14} {:>8.3f}\n", t, human_bytes(full), human_bytes(hyb), hyb / full);
+    }
+  }
 }
 
 CommandRegistrar reg("info", "print a model's architecture, dimensions and KV-cache cost", [](CLI::App& app) {
   auto o = std::make_shared<InfoOptions>();
   app.add_option("model", o->model, "a .gguf file or Hugging Face directory (default: the embedded model)");
+  app.add_option("--mask", o->mask, "MASK.json, full, or all-swa (with --window/--sinks): KV bytes of the hybrid cache");
+  app.add_option("--window", o->window, "SWA window W for --mask all-swa");
+  app.add_option("--sinks", o->sinks, "SWA sink tokens S for --mask all-swa");
+  app.add_option("--context", o->contexts, "context lengths for the KV table")->delimiter(',');
   app.callback([o] { run_info(*o); });
 });
 

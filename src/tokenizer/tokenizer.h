@@ -17,6 +17,9 @@ class Tokenizer {
 
   // Encodes text. Special/added tokens written literally in `text` (e.g. "<|im_start|>") are
   // matched before splitting. add_bos: prepend BOS when the model's metadata asks for it.
+  // Invalid UTF-8 is first replaced by U+FFFD, one per maximal invalid subpart (the WHATWG
+  // TextDecoder rule), so ids equal what the Hugging Face/JavaScript reference gives for the
+  // same bytes decoded that way. decode(encode(x)) == x for valid UTF-8 x (NFC x for Qwen).
   virtual std::vector<int32_t> encode(std::string_view text, bool add_bos = false) const = 0;
   // Raw bytes a token stands for (special tokens give their text). May be partial UTF-8.
   virtual std::string token_bytes(int32_t id) const = 0;

@@ -1,0 +1,128 @@
+// `bosch compare [MODEL] --ratios 0.25,0.5,0.75,0.875 --methods all`: the BOSCH search and
+// every baseline at every ratio. Masks are built from the calibration split only; each is then
+// scored on held-out NIAH TEST samples (search/compare.h). Prints the ratio x method table;
+// --json writes {"results": [{method, ratio, exact_match, normalized, evaluations, seconds,
+// ...}], ...}; --report DIR writes report.md, mask pictures, mask files and the stage-1
+// sensitivity picture.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "model/mask_file.h"
+#include "search/baseline.h"
+#include "search/baseline_setup.h"
+#include "search/compare.h"
+#include "search/report.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace bosch::cli {
+
+void add_baseline_experiment_options(CLI::App& app, search::ExperimentOptions& e, bool& no_chat);
+
+namespace {
+
+struct CompareCliOptions {
+  search::ExperimentOptions exp;
+  search::SearchOptions search;
+  std::string ratios = "0.25,0.5,0.75,0.875", methods = "all", json_out, report_dir, journal_dir;
+  double alpha = 1.0;
+  std::vector<int> test_lengths;  // default: the calibration lengths
+  int test_depths = 5, test_samples = 1;
+  int64_t test_seed = -1;         // default: --seed (the split alone keeps the data disjoint)
+  bool no_chat = false;
+};
+
+void run_compare_cli(CompareCliOptions o) {
+  const std::vector<double> ratios = search::parse_ratios(o.ratios);
+  const std::vector<std::string> methods = search::parse_compare_methods(o.methods, !o.exp.duo_dir.empty());
+  search::check_has_test_split(o.exp.calib.objective);
+  o.exp.model = resolve_model(o.exp.model);
+  o.exp.chat = !o.no_chat;
+  o.search.seed = o.exp.seed;
+  search::Experiment e = search::make_experiment(o.exp, true);
+
+  // Held-out test objective: same scoring as the calibration objective, test-split samples.
+  const auto test_samples = search::niah_test_samples(
+      *e.tokenizer, o.exp, o.test_lengths.empty() ? o.exp.calib.lengths : o.test_lengths, o.test_depths,
+      o.test_samples, o.test_seed >= 0 ? static_cast<uint64_t>(o.test_seed) : o.exp.seed);
+  search::ModelObjectiveOptions to = e.objective_options;
+  to.use_cache = false;  // each test mask is scored once
+  to.description = "test split: " + std::to_string(test_samples.size()) + " NIAH samples";
+  search::ModelObjective test(*e.model, test_samples, to);
+  std::fprintf(stderr, "compare: %zu calibration samples, %zu test samples, %zu methods x %zu ratios\n",
+               e.calibration.samples.size(), test_samples.size(), methods.size(), ratios.size());
+
+  search::BaselineInputs in = e.baseline_inputs();
+  in.seed = o.exp.seed;
+  in.duo_dir = o.exp.duo_dir;
+  in.razor_period = o.exp.razor_period;
+  search::BaselineRunner runner(in);
+  search::CompareOptions co;
+  co.ratios = ratios;
+  co.methods = methods;
+  co.search = o.search;
+  co.alpha = o.alpha;
+  co.window = o.exp.window;
+  co.sinks = o.exp.sinks;
+  co.journal_dir = o.journal_dir;
+  if (!co.journal_dir.empty()) std::filesystem::create_directories(co.journal_dir);
+  const search::CompareResult r = search::run_compare(*e.objective, test, runner, co);
+
+  nlohmann::json j = r.to_json();
+  j["settings"] = {{"model", o.exp.model},
+                   {"model_identity", e.model->identity()},
+                   {"window", o.exp.window},
+                   {"sinks", o.exp.sinks},
+                   {"calibration", e.calibration.description},
+                   {"calibration_samples", e.calibration.samples.size()},
+                   {"test", to.description},
+                   {"test_lengths", o.test_lengths.empty() ? o.exp.calib.lengths : o.test_lengths},
+                   {"test_depths", o.test_depths},
+                   {"test_samples_per_cell", o.test_samples},
+                   {"seed", o.exp.seed},
+                   {"search", o.search.to_json()},
+                   {"alpha", o.alpha}};
+  fmt::print("{}\n{}\n", search::markdown_table(r), search::turnover_markdown(search::head_turnover(r)));
+  if (!o.json_out.empty()) write_file_atomic(o.json_out, j.dump(2) + "\n");
+  if (!o.report_dir.empty()) {
+    auto files = search::write_compare_report(r, o.report_dir, fmt::format("bosch compare: {}", o.exp.model));
+    for (const auto& row : r.rows) {  // the masks themselves, loadable by eval/export
+      const std::string p = fmt::format("{}/masks/{}-r{}.json", o.report_dir, row.method, search::ratio_tag(row.ratio));
+      const AttentionPlan plan = AttentionPlan::from_bits(r.n_layers, r.n_heads, row.bits, o.exp.window, o.exp.sinks);
+      MaskFile::from_plan(plan, e.info, row.ratio, row.provenance, o.exp.window, o.exp.sinks).save(p);
+      files.push_back(p);
+    }
+    write_file_atomic(o.report_dir + "/compare.json", j.dump(2) + "\n");
+    std::fprintf(stderr, "compare: wrote %zu files under %s (report.md, masks/, compare.json)\n", files.size() + 1,
+                 o.report_dir.c_str());
+  }
+}
+
+CommandRegistrar reg("compare", "the search and every baseline at several ratios, scored on the held-out test split", [](CLI::App& app) {
+  auto o = std::make_shared<CompareCliOptions>();
+  app.add_option("model", o->exp.model, "a .gguf file or Hugging Face directory (default: the embedded model)");
+  app.add_option("--ratios", o->ratios, "SWA ratios, comma-separated")->capture_default_str();
+  app.add_option("--methods", o->methods, "all, or a comma-separated list of bosch and baseline names (see bosch baseline --help)")
+      ->capture_default_str();
+  add_baseline_experiment_options(app, o->exp, o->no_chat);
+  app.add_option("--test-lengths", o->test_lengths, "test sample lengths (default: --lengths)")->delimiter(',');
+  app.add_option("--test-depths", o->test_depths, "test needle depths per length")->capture_default_str()->check(CLI::Range(1, 1001));
+  app.add_option("--test-samples", o->test_samples, "test samples per (family, length, depth)")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  app.add_option("--test-seed", o->test_seed, "seed of the test samples (default: --seed; the split keeps them disjoint)");
+  app.add_option("--budget-probe", o->search.budget_probe, "search stage 1: evaluations per layer")->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  app.add_option("--budget-group", o->search.budget_group, "search stage 3: evaluations per group")->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  app.add_option("--destroy", o->search.destroy_fraction, "search stage 3: LNS destroy fraction")->capture_default_str()->check(CLI::Range(0.01, 1.0));
+  app.add_option("--alpha", o->alpha, "weight of the search's ratio penalty")->capture_default_str();
+  app.add_option("--journal-dir", o->journal_dir, "journal each search run in DIR/search-r<ratio>.jsonl");
+  app.add_option("--json", o->json_out, "write the results as JSON ({\"results\": [...]})");
+  app.add_option("--report", o->report_dir, "write report.md, masks/*.svg, masks/*.json, sensitivity.svg, compare.json into DIR");
+  app.callback([o] { run_compare_cli(*o); });
+});
+
+}  // namespace
+}  // namespace bosch::cli

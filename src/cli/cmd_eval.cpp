@@ -1,0 +1,198 @@
+// `bosch eval [MODEL] --suite niah[:families] ...`: NIAH scores of a model under a mask, as a
+// table on stdout, JSON (--json) and a length x depth heatmap (--svg).
+// `bosch eval [MODEL] --suite longbench --data DIR_OR_FILES`: LongBench (tasks/longbench.h).
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "model/mask_file.h"
+#include "model/model.h"
+#include "tasks/niah.h"
+#include "tasks/niah_report.h"
+#include "tasks/scoring.h"
+#include "tokenizer/tokenizer.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+#include "util/svg.h"
+
+#if __has_include("tasks/longbench.h")
+#include "tasks/longbench.h"
+#define BOSCH_HAVE_LONGBENCH 1
+#endif
+
+namespace bosch::cli {
+namespace {
+
+struct EvalOptions {
+  std::string model, mask = "full", suite = "niah", haystack = "markov", split = "test", mode = "tf";
+  std::string json_out, svg_out;
+  std::vector<int> lengths = {1024};
+  std::vector<std::string> data, datasets;  // longbench
+  int depths = 11, samples = 1, window = 0, sinks = 0, max_new_tokens = 0, max_prompt_tokens = 3500;
+  bool samples_given = false;
+  uint64_t seed = 0;
+  bool no_chat = false, normalize = false;
+};
+
+// Window and sinks of the SWA heads of a plan (0, 0 when it has none).
+std::pair<int, int> plan_window(const AttentionPlan& p) {
+  for (int l = 0; l < p.n_layers(); ++l)
+    for (int h = 0; h < p.n_kv_heads(); ++h)
+      if (p.is_swa(l, h)) return {p.window(l, h), p.sinks(l, h)};
+  return {0, 0};
+}
+
+nlohmann::ordered_json settings_json(const EvalOptions& o, const Model& m, const std::string& model_path,
+                             const std::string& mask_desc, const AttentionPlan& plan) {
+  auto [w, s] = plan_window(plan);
+  return {{"model", model_path},
+          {"model_identity", m.identity()},
+          {"mask", o.mask},
+          {"mask_description", mask_desc},
+          {"swa_ratio", plan.swa_ratio()},
+          {"window", w ? w : o.window},
+          {"sinks", w ? s : o.sinks},
+          {"suite", o.suite},
+          {"lengths", o.lengths},
+          {"depths", o.depths},
+          {"samples", o.samples},
+          {"seed", o.seed},
+          {"split", o.split},
+          {"haystack", o.haystack},
+          {"chat_template", !o.no_chat},
+          {"mode", o.mode},
+          {"max_new_tokens", o.max_new_tokens}};
+}
+
+void run_niah(const EvalOptions& o, const Model& m, const Tokenizer& tok, const std::string& path,
+              const AttentionPlan& plan, const std::string& mask_desc) {
+  NiahOptions no;
+  no.families = parse_niah_suite(o.suite);
+  no.lengths = o.lengths;
+  no.depths = depth_grid(o.depths);
+  no.samples = o.samples;
+  no.seed = o.seed;
+  no.split = parse_split(o.split);
+  no.text_haystack = Haystack::from_arg(o.haystack);
+  no.chat = chat_wrap_for(tok, !o.no_chat);
+  for (int len : o.lengths)
+    if (m.config().max_context > 0 && len > m.config().max_context)
+      std::fprintf(stderr, "bosch: warning: length %d exceeds the model's context of %d\n", len, m.config().max_context);
+  const auto samples = generate_niah(tok, no);
+
+  ScoreOptions so;
+  so.mode = parse_score_mode(o.mode);
+  so.tokenizer = &tok;
+  so.max_new_tokens = o.max_new_tokens;
+  so.progress_label = "scoring " + mask_desc;
+  auto run = [&](const AttentionPlan& p, const std::string& label) {
+    so.progress_label = "scoring " + label;
+    auto scores = score_samples(m, p, samples, so);
+    TaskReport r;
+    for (size_t i = 0; i < samples.size(); ++i) r.add(samples[i], scores[i]);
+    return r;
+  };
+  TaskReport report = run(plan, mask_desc);
+  nlohmann::ordered_json j = report.to_json();
+
+  if (o.normalize) {
+    auto [w, s] = plan_window(plan);
+    if (!w) w = o.window, s = o.sinks;
+    check(w >= 1, "--normalize needs the window of the all-SWA reference: give --window W (and --sinks S)");
+    const auto& c = m.config();
+    TaskReport full = run(AttentionPlan::full(c.n_layers, c.n_kv_heads), "full");
+    TaskReport swa = run(AttentionPlan::all_swa(c.n_layers, c.n_kv_heads, w, s), fmt::format("all-swa W={} S={}", w, s));
+    auto norm = [](double x, double f, double a) -> nlohmann::ordered_json {
+      auto v = normalized_score(x, f, a);
+      return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+    };
+    nlohmann::ordered_json n;
+    n["exact_match"] = norm(report.overall().exact_match(), full.overall().exact_match(), swa.overall().exact_match());
+    n["mean_answer_logprob"] = norm(report.overall().mean_logprob(), full.overall().mean_logprob(), swa.overall().mean_logprob());
+    n["reference_full"] = full.overall().to_json();
+    n["reference_all_swa"] = swa.overall().to_json();
+    for (const auto& [f, st] : report.per_family())
+      n["per_family"][f] = norm(st.exact_match(), full.per_family().at(f).exact_match(), swa.per_family().at(f).exact_match());
+    j["normalized"] = n;
+  }
+  j["settings"] = settings_json(o, m, path, mask_desc, plan);
+
+  fmt::print("NIAH {} on {} | mask {} | split {} | {} samples | mode {}\n", o.suite, path, mask_desc,
+             o.split, samples.size(), o.mode);
+  fmt::print("{}", report.table());
+  if (j.contains("normalized")) fmt::print("normalized exact match: {}\n", j["normalized"]["exact_match"].dump());
+  if (!o.json_out.empty()) write_file_atomic(o.json_out, j.dump(2) + "\n");
+  if (!o.svg_out.empty())
+    write_heatmap_svg(o.svg_out, report.heatmap(fmt::format("NIAH {} — mask {}", o.suite, mask_desc)));
+}
+
+void run_longbench_suite(const EvalOptions& o, const Model& m, const Tokenizer& tok,
+                         const std::string& path, const AttentionPlan& plan, const std::string& mask_desc) {
+  check(!o.data.empty(), "--suite longbench needs --data DIR_OR_FILES (the LongBench JSONL files)");
+#ifdef BOSCH_HAVE_LONGBENCH
+  // ---- LongBench call site (issue #4, LongBench part: tasks/longbench.h) ----
+  LongBenchOptions lo;
+  lo.data = o.data;
+  lo.datasets = o.datasets;
+  lo.max_prompt_tokens = o.max_prompt_tokens;
+  lo.max_samples = o.samples_given ? o.samples : 0;
+  lo.chat_template = !o.no_chat;
+  LongBenchResult r = run_longbench(m, tok, plan, lo);
+  nlohmann::ordered_json j = nlohmann::ordered_json(r.to_json());
+  j["settings"] = settings_json(o, m, path, mask_desc, plan);
+  fmt::print("LongBench on {} | mask {}\n{}", path, mask_desc, r.table());
+  if (!o.json_out.empty()) write_file_atomic(o.json_out, j.dump(2) + "\n");
+  // ---- end of LongBench call site ----
+#else
+  fail("--suite longbench: this build has no LongBench support yet (src/tasks/longbench.h)");
+#endif
+}
+
+void run_eval(const EvalOptions& o) {
+  const std::string path = resolve_model(o.model);
+  const bool longbench = o.suite == "longbench";
+  if (!longbench) parse_niah_suite(o.suite);  // bad suite names fail before loading the model
+  if (!longbench) parse_split(o.split), parse_score_mode(o.mode);
+  auto m = Model::load(path);
+  auto tok = load_tokenizer(path);
+  std::string mask_desc;
+  AttentionPlan plan = plan_from_mask_arg(o.mask, *m, o.window, o.sinks, &mask_desc);
+  if (longbench) run_longbench_suite(o, *m, *tok, path, plan, mask_desc);
+  else run_niah(o, *m, *tok, path, plan, mask_desc);
+}
+
+CommandRegistrar reg("eval", "score a model (optionally under a mask) on NIAH or LongBench", [](CLI::App& app) {
+  auto o = std::make_shared<EvalOptions>();
+  app.add_option("model", o->model, "a .gguf file or Hugging Face directory (default: the embedded model)");
+  app.add_option("--mask", o->mask, "a mask file, 'full' (default) or 'all-swa' (with --window, --sinks)");
+  app.add_option("--window", o->window, "window W for --mask all-swa (and the --normalize reference)")->check(CLI::Range(0, 1 << 30));
+  app.add_option("--sinks", o->sinks, "sink tokens S for --mask all-swa")->check(CLI::Range(0, 1 << 30));
+  app.add_option("--suite", o->suite, "niah, niah:FAMILY,... (single_noise, single_text, single_uuid, multikey, "
+                                      "multikey_uuid, multivalue, multiquery, passkey) or longbench");
+  app.add_option("--lengths", o->lengths, "NIAH lengths in tokens, e.g. 1024,2048")->delimiter(',')->check(CLI::Range(16, 1 << 24));
+  app.add_option("--depths", o->depths, "number of needle depths, evenly from 0% to 100%")->check(CLI::Range(1, 1001));
+  auto* samples = app.add_option("--samples", o->samples, "samples per (family, length, depth); LongBench: per dataset")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--seed", o->seed, "generator seed");
+  app.add_option("--split", o->split, "calib or test (default test); calib and test never share a needle");
+  app.add_option("--haystack", o->haystack, "text haystack: markov (default), noise, or a UTF-8 text file");
+  app.add_option("--mode", o->mode, "tf (teacher-forced, default) or generate (greedy + RULER string_match_all)");
+  app.add_option("--max-new-tokens", o->max_new_tokens, "generate mode: tokens per answer (default: max(64, 2x answer))");
+  app.add_flag("--no-chat-template", o->no_chat, "do not wrap prompts in the model's chat template");
+  app.add_flag("--normalize", o->normalize, "also score full and all-SWA, report (S - S_allswa) / (S_full - S_allswa)");
+  app.add_option("--json", o->json_out, "write scores and the exact settings as JSON");
+  app.add_option("--svg", o->svg_out, "write the NIAH length x depth heatmap");
+  app.add_option("--data", o->data, "LongBench: JSONL files or directories")->delimiter(',');
+  app.add_option("--datasets", o->datasets, "LongBench: only these datasets (e.g. hotpotqa,trec)")->delimiter(',');
+  app.add_option("--max-prompt-tokens", o->max_prompt_tokens, "LongBench: prompt budget (pred.py max_length)")->check(CLI::Range(16, 1 << 24));
+  app.callback([o, samples] {
+    o->samples_given = samples->count() > 0;
+    run_eval(*o);
+  });
+});
+
+}  // namespace
+}  // namespace bosch::cli

@@ -1,0 +1,142 @@
+// `bosch search [MODEL] --ratio R --out MASK.json`: the BOSCH search (search/bosch_search.h).
+// Progress with ETA per stage on stderr, per-stage summaries, a journal of every evaluation
+// (--journal, default OUT.journal.jsonl) and --resume JOURNAL to continue after a kill.
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "model/mask_file.h"
+#include "model/model.h"
+#include "search/bosch_search.h"
+#include "search/calibration.h"
+#include "search/model_objective.h"
+#include "search/synthetic_objective.h"
+#include "tokenizer/tokenizer.h"
+#include "util/error.h"
+
+namespace bosch::cli {
+namespace {
+
+struct SearchCliOptions {
+  std::string model, out, journal, resume;
+  search::SearchOptions search;
+  search::CalibrationOptions calib;
+  double alpha = 1.0, logprob_weight = -1, cache_gb = 8;
+  int window = 64, sinks = 4;
+  bool no_chat = false;
+};
+
+void run_search(SearchCliOptions o) {
+  check(!o.out.empty(), "--out: give the mask file to write");
+  check(o.journal.empty() || o.resume.empty() || o.journal == o.resume,
+        "--journal {} and --resume {}: a resumed search appends to the journal it resumes; give "
+        "one of them", o.journal, o.resume);
+  o.calib.window = o.window, o.calib.sinks = o.sinks, o.calib.chat = !o.no_chat;
+  o.calib.seed = o.search.seed;
+
+  std::unique_ptr<Model> model;
+  std::unique_ptr<search::Objective> objective;
+  MaskModelInfo info;
+  std::string model_path;
+  if (o.calib.objective.rfind("synthetic:", 0) == 0) {  // smoke runs without a model
+    objective = search::make_synthetic_objective(o.calib.objective);
+    info.arch = "synthetic";
+    info.n_layers = objective->n_layers();
+    info.n_kv_heads = info.n_heads = objective->n_heads();
+    info.identity = objective->describe();
+  } else {
+    model_path = resolve_model(o.model);
+    model = Model::load(model_path);
+    auto tok = load_tokenizer(model_path);
+    search::Calibration cal = search::make_calibration(*tok, o.calib);
+    search::ModelObjectiveOptions mo;
+    mo.window = o.window, mo.sinks = o.sinks;
+    mo.exact_weight = cal.exact_weight;
+    mo.logprob_weight = o.logprob_weight >= 0 ? o.logprob_weight : cal.logprob_weight;
+    mo.cache_bytes = static_cast<int64_t>(o.cache_gb * (1 << 30));
+    mo.description = cal.description;
+    std::fprintf(stderr, "search: %zu calibration samples (%s)\n", cal.samples.size(),
+                 cal.description.c_str());
+    objective = std::make_unique<search::ModelObjective>(*model, std::move(cal.samples), mo);
+    info = mask_model_info(*model);
+  }
+
+  search::EvaluatorOptions eo;
+  eo.target_ratio = o.search.ratio;
+  eo.alpha = o.alpha;
+  eo.window = o.window, eo.sinks = o.sinks;
+  eo.resume = !o.resume.empty();
+  eo.journal_path = eo.resume ? o.resume : (o.journal.empty() ? o.out + ".journal.jsonl" : o.journal);
+  eo.config = o.search.to_json();
+  eo.config["alpha"] = o.alpha;
+  eo.config["window"] = o.window;
+  eo.config["sinks"] = o.sinks;
+  search::Evaluator ev(*objective, eo);
+  if (eo.resume)
+    std::fprintf(stderr, "search: resuming from %s (%zu journaled evaluations)\n",
+                 eo.journal_path.c_str(), ev.journal_entries_pending());
+
+  search::SearchResult r = search::run_bosch_search(ev, o.search);
+
+  nlohmann::json prov = r.to_json();
+  prov["method"] = "bosch";
+  prov["options"] = eo.config;
+  prov["objective"] = objective->describe();
+  prov["model_path"] = model_path;
+  prov["journal"] = eo.journal_path;
+  const AttentionPlan plan = AttentionPlan::from_bits(info.n_layers, info.n_kv_heads, r.bits,
+                                                      o.window, o.sinks);
+  MaskFile::from_plan(plan, info, o.search.ratio, prov, o.window, o.sinks).save(o.out);
+
+  const auto j = r.to_json();
+  std::fprintf(stderr,
+               "search: done: %d/%zu heads SWA, S^=%.4f (exact %.3f, logprob %.4f), %lld "
+               "evaluations (%lld computed, %lld replayed, %lld memo hits) in %.1f s, %.2f "
+               "evaluations/s, layer forwards %lld vs naive %.0f (%.2fx fewer)\n",
+               r.k_total, r.bits.size(), r.score, r.raw.exact_rate, r.raw.mean_logprob,
+               static_cast<long long>(r.evaluations), static_cast<long long>(r.computed),
+               static_cast<long long>(r.replayed), static_cast<long long>(r.memo_hits), r.seconds,
+               j["evaluations_per_second"].get<double>(),
+               static_cast<long long>(r.objective_stats.layer_forwards),
+               j["layer_forwards_naive"].get<double>(), j["layer_forward_saving"].get<double>());
+  fmt::print("{}\n", o.out);
+}
+
+CommandRegistrar reg("search", "BOSCH search: choose which KV heads become sliding-window attention", [](CLI::App& app) {
+  auto o = std::make_shared<SearchCliOptions>();
+  app.add_option("model", o->model, "a .gguf file or Hugging Face directory (default: the embedded model)");
+  app.add_option("--ratio", o->search.ratio, "target fraction of SWA heads (K = round(ratio * layers * KV heads))")
+      ->required()->check(CLI::Range(0.0, 1.0));
+  app.add_option("--out", o->out, "mask file to write (JSON)")->required();
+  app.add_option("--window", o->window, "SWA window W (recent tokens, the current one included)")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  app.add_option("--sinks", o->sinks, "SWA sink tokens S")->capture_default_str()->check(CLI::Range(0, 1 << 20));
+  app.add_option("--objective", o->calib.objective,
+                 "niah[:families] (calibration split), text:FILE (-NLL), longbench:DIR, or "
+                 "synthetic:LxH[:SEED] (no model; for testing)")->capture_default_str();
+  app.add_option("--lengths", o->calib.lengths, "calibration sample lengths in tokens")
+      ->capture_default_str()->delimiter(',');
+  app.add_option("--depths", o->calib.depths, "niah: needle depths per length")->capture_default_str();
+  app.add_option("--samples", o->calib.samples, "niah: samples per (family, length, depth); text: chunks per length; longbench: samples per file")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  app.add_option("--haystack", o->calib.haystack, "niah text haystack: markov, noise or a text file")->capture_default_str();
+  app.add_flag("--no-chat", o->no_chat, "do not wrap prompts in the model's chat template");
+  app.add_option("--budget-probe", o->search.budget_probe, "stage 1: evaluations per layer (exhaustive when C(H, ceil(ratio*H)) fits)")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  app.add_option("--budget-group", o->search.budget_group, "stage 3: evaluations per group of layers")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  app.add_option("--destroy", o->search.destroy_fraction, "stage 3: share of a group's SWA heads moved per LNS step")
+      ->capture_default_str()->check(CLI::Range(0.01, 1.0));
+  app.add_option("--alpha", o->alpha, "weight of the ratio penalty alpha * (ratio(z) - ratio)^2")->capture_default_str();
+  app.add_option("--logprob-weight", o->logprob_weight, "weight of the mean answer log-probability in S (default: 0.01 niah/longbench, 1 text)");
+  app.add_option("--cache-gb", o->cache_gb, "memory for cached hidden states (GiB)")->capture_default_str();
+  app.add_option("--seed", o->search.seed, "seed of the search and of the calibration samples")->capture_default_str();
+  app.add_option("--journal", o->journal, "evaluation journal (JSONL; default OUT.journal.jsonl)");
+  app.add_option("--resume", o->resume, "continue the search journaled in this file (same options)");
+  app.callback([o] { run_search(*o); });
+});
+
+}  // namespace
+}  // namespace bosch::cli

@@ -1,0 +1,24 @@
+#include "cli/model_plan.h"
+
+#include "formats/gguf.h"
+#include "model/mask_file.h"
+#include "runtime/gguf_mask.h"
+
+namespace bosch::cli {
+
+AttentionPlan plan_for_model(const Model& m, const std::string& mask_arg, int window, int sinks,
+                             std::string* description) {
+  if (!mask_arg.empty()) return plan_from_mask_arg(mask_arg, m, window, sinks, description);
+  const std::string& src = m.source();
+  if (src.size() >= 5 && src.substr(src.size() - 5) == ".gguf") {
+    GGUFFile f(src);
+    if (auto plan = plan_from_gguf_metadata(f, m.config())) {
+      if (description) *description = "mask from " + src + " metadata: " + plan->summary();
+      return *plan;
+    }
+  }
+  if (description) *description = "full attention";
+  return m.full_plan();
+}
+
+}  // namespace bosch::cli

@@ -1,0 +1,170 @@
+#include "kernels/ops.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/blas_threads.h"
+#include "kernels/fast_exp.h"
+#include "util/error.h"
+#include "util/parallel.h"
+
+namespace bosch {
+
+using kernels::fast_exp;
+using kernels::vf16;
+using kernels::vf16_load;
+using kernels::vf16_store;
+
+void matmul_nt(const float* x, const float* w, float* y, int m, int n, int k, bool accumulate) {
+  check(m >= 0 && n >= 0 && k >= 0, "matmul_nt: negative shape m={} n={} k={}", m, n, k);
+  if (m == 0 || n == 0) return;
+  if (k == 0) {  // BLAS rejects lda = 0; the product is empty.
+    if (!accumulate) std::fill(y, y + static_cast<int64_t>(m) * n, 0.0f);
+    return;
+  }
+  kernels::sync_blas_threads();
+  const float beta = accumulate ? 1.0f : 0.0f;
+  if (m == 1) {  // decode: y = W x is a matrix-vector product
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, w, k, x, 1, beta, y, 1);
+  } else {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, x, k, w, k, beta, y, n);
+  }
+}
+
+void matmul_nt_reference(const float* x, const float* w, float* y, int m, int n, int k) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double s = 0;
+      for (int t = 0; t < k; ++t)
+        s += static_cast<double>(x[static_cast<int64_t>(i) * k + t]) * w[static_cast<int64_t>(j) * k + t];
+      y[static_cast<int64_t>(i) * n + j] = static_cast<float>(s);
+    }
+}
+
+namespace {
+
+// Sum of squares with 16 independent float lanes (vectorises without reassociation flags).
+double sum_squares(const float* x, int n) {
+  vf16 acc{};
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const vf16 v = vf16_load(x + i);
+    acc += v * v;
+  }
+  double s = 0;
+  for (int l = 0; l < 16; ++l) s += acc[l];
+  for (; i < n; ++i) s += static_cast<double>(x[i]) * x[i];
+  return s;
+}
+
+// Rows per parallel chunk so that one chunk holds at least ~32K elements.
+size_t row_grain(int64_t row_len) { return static_cast<size_t>(std::max<int64_t>(1, 32768 / std::max<int64_t>(1, row_len))); }
+
+}  // namespace
+
+void rmsnorm(const float* x, const float* weight, float* out, int rows, int dim, float eps) {
+  if (rows <= 0 || dim <= 0) return;
+  parallel_for(rows, [&](size_t b, size_t e) {
+    for (size_t r = b; r < e; ++r) {
+      const float* xr = x + r * dim;
+      float* o = out + r * dim;
+      const float inv = static_cast<float>(1.0 / std::sqrt(sum_squares(xr, dim) / dim + eps));
+      for (int i = 0; i < dim; ++i) o[i] = xr[i] * inv * weight[i];
+    }
+  }, row_grain(dim));
+}
+
+void rope_rotate_half(float* x, int n_tok, int64_t pos0, int n_heads, int head_dim,
+                      int64_t stride, const float* inv_freq) {
+  check(head_dim % 2 == 0, "rope: head_dim must be even, got {}", head_dim);
+  if (n_tok <= 0 || n_heads <= 0 || head_dim == 0) return;
+  const int half = head_dim / 2;
+  parallel_for(n_tok, [&](size_t b, size_t e) {
+    std::vector<float> cs(half), sn(half);
+    for (size_t t = b; t < e; ++t) {
+      // Angles in double: pos * inv_freq in float loses ~1e-3 rad at 32K positions.
+      const double pos = static_cast<double>(pos0 + static_cast<int64_t>(t));
+      for (int i = 0; i < half; ++i) {
+        const double a = pos * static_cast<double>(inv_freq[i]);
+        cs[i] = static_cast<float>(std::cos(a));
+        sn[i] = static_cast<float>(std::sin(a));
+      }
+      for (int h = 0; h < n_heads; ++h) {
+        float* v = x + static_cast<int64_t>(t) * stride + static_cast<int64_t>(h) * head_dim;
+        float* __restrict lo = v;
+        float* __restrict hi = v + half;
+        for (int i = 0; i < half; ++i) {
+          const float x0 = lo[i], x1 = hi[i];
+          lo[i] = x0 * cs[i] - x1 * sn[i];
+          hi[i] = x1 * cs[i] + x0 * sn[i];
+        }
+      }
+    }
+  }, row_grain(static_cast<int64_t>(n_heads) * head_dim * 4));
+}
+
+void swiglu(const float* gate, const float* up, float* out, int64_t n) {
+  if (n <= 0) return;
+  constexpr int64_t kChunk = 4096;
+  const size_t chunks = static_cast<size_t>((n + kChunk - 1) / kChunk);
+  parallel_for(chunks, [&](size_t b, size_t e) {
+    const int64_t i0 = static_cast<int64_t>(b) * kChunk;
+    const int64_t i1 = std::min<int64_t>(n, static_cast<int64_t>(e) * kChunk);
+    int64_t i = i0;
+    for (; i + 16 <= i1; i += 16) {
+      const vf16 g = vf16_load(gate + i);
+      // silu(g) = g / (1 + exp(-g)); fast_exp clamps, so no inf/NaN for large |g|.
+      vf16_store(out + i, g / (1.0f + fast_exp(-g)) * vf16_load(up + i));
+    }
+    for (; i < i1; ++i) out[i] = gate[i] / (1.0f + fast_exp(-gate[i])) * up[i];
+  }, 8);
+}
+
+namespace {
+float max_of(const float* x, int n) {
+  vf16 m = kernels::vf16_splat(-std::numeric_limits<float>::infinity());
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const vf16 v = vf16_load(x + i);
+    m = v > m ? v : m;
+  }
+  float r = -std::numeric_limits<float>::infinity();
+  for (int l = 0; l < 16; ++l) r = std::max(r, m[l]);
+  for (; i < n; ++i) r = std::max(r, x[i]);
+  return r;
+}
+}  // namespace
+
+double softmax_inplace(float* x, int n) {
+  if (n <= 0) return -std::numeric_limits<double>::infinity();
+  const float m = max_of(x, n);
+  if (m == -std::numeric_limits<float>::infinity()) {  // every entry impossible: all zeros
+    std::fill(x, x + n, 0.0f);
+    return -std::numeric_limits<double>::infinity();
+  }
+  const double s = kernels::exp_shift_sum(x, n, m);
+  const float inv = static_cast<float>(1.0 / s);
+  for (int i = 0; i < n; ++i) x[i] *= inv;
+  return m + std::log(s);
+}
+
+double log_sum_exp(const float* x, int n) {
+  if (n <= 0) return -std::numeric_limits<double>::infinity();
+  const float m = max_of(x, n);
+  if (!std::isfinite(m)) return m;  // all -inf, an inf or a NaN decides the result
+  // exp(x - m) in chunks on the stack, summed in double.
+  double s = 0;
+  float buf[256];
+  for (int i = 0; i < n; i += 256) {
+    const int len = std::min(256, n - i);
+    std::copy(x + i, x + i + len, buf);
+    s += kernels::exp_shift_sum(buf, len, m);
+  }
+  return m + std::log(s);
+}
+
+}  // namespace bosch

@@ -1,0 +1,182 @@
+#include "model/mask_file.h"
+
+#include <fmt/format.h>
+
+#include "model/model.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace bosch {
+
+std::string MaskModelInfo::shape() const {
+  return fmt::format("{} layers x {} KV heads ({} query heads, head_dim {}, {})", n_layers,
+                     n_kv_heads, n_heads, head_dim, arch.empty() ? "?" : arch);
+}
+
+MaskModelInfo mask_model_info(const Model& m) {
+  const auto& c = m.config();
+  return {c.arch, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, m.identity()};
+}
+
+nlohmann::json MaskFile::to_json() const {
+  nlohmann::json j;
+  j["format"] = "bosch-mask";
+  j["version"] = version;
+  j["model"] = {{"arch", model.arch},         {"n_layers", model.n_layers},
+                {"n_heads", model.n_heads},   {"n_kv_heads", model.n_kv_heads},
+                {"head_dim", model.head_dim}, {"identity", model.identity}};
+  j["window"] = window;
+  j["sinks"] = sinks;
+  j["target_ratio"] = target_ratio;
+  j["swa_ratio"] = swa_ratio();  // informational; recomputed on load
+  j["swa"] = swa;
+  j["provenance"] = provenance;
+  return j;
+}
+
+MaskFile MaskFile::from_json(const nlohmann::json& j, const std::string& src) {
+  check(j.is_object(), "mask file '{}': expected a JSON object at the top level", src);
+  auto field = [&](const nlohmann::json& o, const char* name, const char* where) -> const nlohmann::json& {
+    check(o.contains(name), "mask file '{}': missing field '{}{}'", src, where, name);
+    return o.at(name);
+  };
+  auto integer = [&](const nlohmann::json& o, const char* name, const char* where, int min) {
+    const auto& v = field(o, name, where);
+    check(v.is_number_integer() && v.get<int64_t>() >= min && v.get<int64_t>() < (1ll << 31),
+          "mask file '{}': field '{}{}' must be an integer >= {}, got {}", src, where, name, min, v.dump());
+    return v.get<int>();
+  };
+  auto string = [&](const nlohmann::json& o, const char* name, const char* where) {
+    const auto& v = field(o, name, where);
+    check(v.is_string(), "mask file '{}': field '{}{}' must be a string, got {}", src, where, name, v.dump());
+    return v.get<std::string>();
+  };
+  if (j.contains("format"))
+    check(j["format"] == "bosch-mask", "mask file '{}': field 'format' must be \"bosch-mask\", got {}", src, j["format"].dump());
+  MaskFile m;
+  m.version = integer(j, "version", "", 1);
+  check(m.version <= kVersion, "mask file '{}': version {} is newer than this bosch reads ({})", src, m.version, kVersion);
+  const auto& mo = field(j, "model", "");
+  check(mo.is_object(), "mask file '{}': field 'model' must be an object", src);
+  m.model.arch = string(mo, "arch", "model.");
+  m.model.n_layers = integer(mo, "n_layers", "model.", 1);
+  m.model.n_heads = integer(mo, "n_heads", "model.", 1);
+  m.model.n_kv_heads = integer(mo, "n_kv_heads", "model.", 1);
+  m.model.head_dim = integer(mo, "head_dim", "model.", 1);
+  m.model.identity = string(mo, "identity", "model.");
+  m.window = integer(j, "window", "", 0);
+  m.sinks = integer(j, "sinks", "", 0);
+  const auto& tr = field(j, "target_ratio", "");
+  check(tr.is_number() && tr.get<double>() >= 0 && tr.get<double>() <= 1,
+        "mask file '{}': field 'target_ratio' must be a number in [0, 1], got {}", src, tr.dump());
+  m.target_ratio = tr.get<double>();
+  const auto& swa = field(j, "swa", "");
+  check(swa.is_array() && swa.size() == static_cast<size_t>(m.model.n_layers),
+        "mask file '{}': field 'swa' must be a list of {} layers (model.n_layers), got {}", src,
+        m.model.n_layers, swa.is_array() ? std::to_string(swa.size()) + " entries" : swa.type_name());
+  bool any_swa = false;
+  for (size_t l = 0; l < swa.size(); ++l) {
+    const auto& row = swa[l];
+    check(row.is_array() && row.size() == static_cast<size_t>(m.model.n_kv_heads),
+          "mask file '{}': field 'swa[{}]' must list {} KV-head flags (model.n_kv_heads)", src, l, m.model.n_kv_heads);
+    std::vector<uint8_t> flags;
+    for (size_t h = 0; h < row.size(); ++h) {
+      const auto& f = row[h];
+      bool ok = (f.is_number_integer() && (f.get<int64_t>() == 0 || f.get<int64_t>() == 1)) || f.is_boolean();
+      check(ok, "mask file '{}': field 'swa[{}][{}]' must be 0 or 1, got {}", src, l, h, f.dump());
+      flags.push_back(f.is_boolean() ? f.get<bool>() : static_cast<uint8_t>(f.get<int>()));
+      any_swa |= flags.back() != 0;
+    }
+    m.swa.push_back(std::move(flags));
+  }
+  check(!any_swa || m.window >= 1, "mask file '{}': field 'window' must be >= 1 when any head is SWA", src);
+  if (j.contains("provenance")) m.provenance = j["provenance"];
+  return m;
+}
+
+MaskFile MaskFile::load(const std::string& path) {
+  std::string text = read_file(path);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail("mask file '{}': not valid JSON ({})", path, e.what());
+  }
+  return from_json(j, path);
+}
+
+void MaskFile::save(const std::string& path) const { write_file_atomic(path, to_json().dump(2) + "\n"); }
+
+MaskFile MaskFile::from_plan(const AttentionPlan& plan, const MaskModelInfo& model, double target_ratio,
+                             nlohmann::json provenance, int window_if_none, int sinks_if_none) {
+  check(plan.n_layers() == model.n_layers && plan.n_kv_heads() == model.n_kv_heads,
+        "mask: the plan has {} layers x {} KV heads, the model is {}", plan.n_layers(), plan.n_kv_heads(), model.shape());
+  MaskFile m;
+  m.model = model;
+  m.target_ratio = target_ratio;
+  m.provenance = std::move(provenance);
+  m.window = window_if_none;
+  m.sinks = sinks_if_none;
+  bool first = true;
+  for (int l = 0; l < plan.n_layers(); ++l) {
+    std::vector<uint8_t> row;
+    for (int h = 0; h < plan.n_kv_heads(); ++h) {
+      row.push_back(plan.is_swa(l, h) ? 1 : 0);
+      if (!plan.is_swa(l, h)) continue;
+      if (first) {
+        m.window = plan.window(l, h);
+        m.sinks = plan.sinks(l, h);
+        first = false;
+      }
+      check(plan.window(l, h) == m.window && plan.sinks(l, h) == m.sinks,
+            "mask: head (layer {}, KV head {}) has W={} S={}, others W={} S={}; a mask file holds one window",
+            l, h, plan.window(l, h), plan.sinks(l, h), m.window, m.sinks);
+    }
+    m.swa.push_back(std::move(row));
+  }
+  return m;
+}
+
+AttentionPlan MaskFile::to_plan() const {
+  std::vector<uint8_t> bits;
+  for (const auto& row : swa) bits.insert(bits.end(), row.begin(), row.end());
+  return AttentionPlan::from_bits(model.n_layers, model.n_kv_heads, bits, window, sinks);
+}
+
+double MaskFile::swa_ratio() const {
+  size_t n = 0, on = 0;
+  for (const auto& row : swa)
+    for (uint8_t f : row) n++, on += f != 0;
+  return n ? static_cast<double>(on) / n : 0;
+}
+
+void MaskFile::check_fits(const MaskModelInfo& m, const std::string& source, bool require_same_weights) const {
+  bool same_shape = model.n_layers == m.n_layers && model.n_kv_heads == m.n_kv_heads &&
+                    model.n_heads == m.n_heads && model.head_dim == m.head_dim;
+  check(same_shape, "mask file '{}' is for a model of {}, but the model is {}", source, model.shape(), m.shape());
+  check(!require_same_weights || model.identity == m.identity,
+        "mask file '{}' was made for model identity {}, but the model's identity is {} (same shape, other weights)",
+        source, model.identity, m.identity);
+}
+
+AttentionPlan plan_from_mask_arg(const std::string& arg, const Model& m, int window, int sinks,
+                                 std::string* description, bool require_same_weights) {
+  const auto& c = m.config();
+  if (arg.empty() || arg == "full") {
+    if (description) *description = "full";
+    return AttentionPlan::full(c.n_layers, c.n_kv_heads);
+  }
+  if (arg == "all-swa") {
+    check(window >= 1, "--mask all-swa needs --window W (>= 1), got {}", window);
+    check(sinks >= 0, "--sinks must be >= 0, got {}", sinks);
+    if (description) *description = fmt::format("all-swa (W={}, S={})", window, sinks);
+    return AttentionPlan::all_swa(c.n_layers, c.n_kv_heads, window, sinks);
+  }
+  MaskFile f = MaskFile::load(arg);
+  f.check_fits(mask_model_info(m), arg, require_same_weights);
+  AttentionPlan p = f.to_plan();
+  if (description) *description = fmt::format("{} ({})", arg, p.summary());
+  return p;
+}
+
+}  // namespace bosch

@@ -1,0 +1,114 @@
+// The BOSCH search (Black-box Binary Optimization for Short-context Head Selection): choose
+// exactly K = round(rho * N) of the N = L*H (layer, KV head) pairs to turn into SWA so that the
+// black-box objective suffers least. Three stages (docs/search.md records every choice the
+// paper leaves open):
+//  1. probes: top layer to bottom, cascaded; for layer l (layers above already converted by
+//     their best choice) find the best c = ceil(rho*H) heads of l to convert, exhaustively
+//     when C(H, c) <= budget_probe, else by a swap local search with restarts.
+//  2. ratios: drops -> weights -> per-layer counts in {0..H} summing exactly to K.
+//  3. groups: layers with equal counts form a group; groups from the easiest (highest count) to
+//     the hardest are optimised jointly by Large Neighbourhood Search (or exhaustively when
+//     the group's space fits its budget), each layer keeping its count.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "search/evaluator.h"
+#include "search/objective.h"
+#include "search/rng.h"
+
+namespace bosch::search {
+
+struct SearchOptions {
+  double ratio = 0.5;           // rho, the target fraction of SWA heads
+  int budget_probe = 32;        // stage 1: fresh evaluations per layer
+  int budget_group = 64;        // stage 3: fresh evaluations per group
+  double destroy_fraction = 0.25;  // stage 3: share of a group's SWA heads moved per LNS step
+  int exact_repair = 0;         // stage 3: largest destroyed neighbourhood re-optimised
+                                // exactly (placements); 0 = auto (3 * H)
+  uint64_t seed = 0;
+  int stall_limit = 0;          // consecutive re-requested masks before a search gives up (0 = auto)
+  nlohmann::json to_json() const;
+};
+
+// Exact count of SWA heads the search returns, and the per-layer probe count.
+int target_count(double ratio, int n_layers, int n_heads);  // round(rho * N)
+int probe_count(double ratio, int n_heads);                 // ceil(rho * H)
+
+// ---- stage 1 ----
+struct LayerProbe {
+  int layer = 0;
+  std::vector<int> best_heads;      // the c heads whose conversion hurt least
+  double best_score = 0;            // S^ of the cascade with this layer converted
+  std::vector<double> head_scores;  // mean S^ of the probes where the head was SWA (-inf: never)
+  int evaluations = 0;              // fresh evaluations charged to this layer
+  bool exhaustive = false;
+};
+struct ProbeResult {
+  int count = 0;                   // c
+  std::vector<LayerProbe> layers;  // indexed by layer
+  HeadBits cascade;                // every layer converted with its best choice
+};
+ProbeResult run_probe_stage(Evaluator& ev, const SearchOptions& opt);
+
+// ---- stage 2 ----
+struct RatioAssignment {
+  std::vector<double> drops;    // delta_l = s_{l+1} - s_l (s_L = 1, the full model)
+  std::vector<double> weights;  // w_l in [0, 1], 1 = least sensitive
+  std::vector<double> targets;  // continuous SWA head count per layer before rounding
+  std::vector<int> counts;      // SWA heads per layer, sum == K
+};
+std::vector<double> probe_drops(const ProbeResult& probe);
+RatioAssignment assign_ratios(const std::vector<double>& drops, int n_heads, int k_total);
+
+// ---- stage 3 ----
+struct GroupResult {
+  int count = 0;            // SWA heads per layer in this group
+  std::vector<int> layers;
+  double start_loss = 0, end_loss = 0;
+  int evaluations = 0;      // fresh evaluations charged to this group
+  int lns_iterations = 0;
+  bool exhaustive = false;
+};
+// Layer l gets counts[l] heads: the stage-1 best heads, extended (or cut) by head_scores.
+HeadBits initial_assignment(const ProbeResult& probe, const std::vector<int>& counts, int n_heads);
+// Optimises `assignment` in place, group by group. `groups_out` gets one entry per group.
+std::vector<GroupResult> run_group_stage(Evaluator& ev, const SearchOptions& opt,
+                                         const std::vector<int>& counts, HeadBits& assignment);
+// Optimises one group (the given layers, each keeping its count in `assignment`).
+GroupResult optimise_group(Evaluator& ev, const SearchOptions& opt, const std::vector<int>& layers,
+                           HeadBits& assignment, uint64_t seed);
+
+// ---- whole search ----
+struct StageSummary {
+  std::string name;
+  int64_t evaluations = 0;  // fresh evaluations
+  double seconds = 0;
+  double best_score = 0;    // S^ at the end of the stage
+  std::string detail;
+};
+struct SearchResult {
+  HeadBits bits;            // the answer: exactly `k_total` ones
+  int k_total = 0;
+  double score = 0, loss = 0;  // S^ and loss of `bits`
+  RawScore raw;
+  double s_full = 0, s_allswa = 0;
+  ProbeResult probe;
+  RatioAssignment ratios;
+  std::vector<GroupResult> groups;
+  std::vector<StageSummary> stages;
+  int64_t evaluations = 0, computed = 0, replayed = 0, memo_hits = 0;
+  double seconds = 0, objective_seconds = 0;
+  ObjectiveStats objective_stats;
+  nlohmann::json to_json() const;
+};
+// Runs the three stages. Prints per-stage summaries to stderr unless BOSCH_QUIET is set.
+SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt);
+
+// Independent RNG stream for (seed, stage, index), so stages never share random state.
+Rng stream_rng(uint64_t seed, uint64_t stage, uint64_t index);
+int stall_limit(const SearchOptions& opt, int budget);
+
+}  // namespace bosch::search

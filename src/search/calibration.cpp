@@ -1,0 +1,102 @@
+#include "search/calibration.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "tasks/longbench.h"
+#include "tasks/niah.h"
+#include "tasks/prompt_fit.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace bosch::search {
+
+namespace {
+
+Calibration niah_calibration(const Tokenizer& tok, const CalibrationOptions& o,
+                             const std::string& suite) {
+  NiahOptions no;
+  no.families = parse_niah_suite(suite);
+  no.lengths = o.lengths;
+  no.depths = depth_grid(o.depths);
+  no.samples = o.samples;
+  no.seed = o.seed;
+  no.split = Split::calib;
+  no.text_haystack = Haystack::from_arg(o.haystack);
+  no.chat = chat_wrap_for(tok, o.chat);
+  Calibration c;
+  c.samples = generate_niah(tok, no);
+  c.description = fmt::format("{} calib lengths {} depths {} samples {} seed {} haystack {}", suite,
+                              fmt::join(o.lengths, ","), o.depths, o.samples, o.seed, o.haystack);
+  return c;
+}
+
+Calibration text_calibration(const Tokenizer& tok, const CalibrationOptions& o,
+                             const std::string& path) {
+  const std::vector<int32_t> ids = tok.encode(read_file(path), tok.adds_bos());
+  const int prefix = o.window + o.sinks;
+  Calibration c;
+  c.exact_weight = 0, c.logprob_weight = 1;
+  size_t pos = 0;
+  for (int len : o.lengths) {
+    check(len > prefix + 1, "--lengths {}: the text objective needs chunks longer than window + "
+          "sinks = {} (only later tokens can be affected by SWA)", len, prefix);
+    for (int i = 0; i < o.samples; ++i) {
+      check(pos + len <= ids.size(), "--objective text:{}: the file has {} tokens, too few for {} "
+            "chunks of lengths {}", path, ids.size(), o.samples, fmt::join(o.lengths, ","));
+      TaskSample s;
+      s.family = "text";
+      s.split = Split::calib;
+      s.length = len;
+      s.seed = pos;
+      s.prompt_ids.assign(ids.begin() + pos, ids.begin() + pos + prefix);
+      s.continuation_ids.assign(ids.begin() + pos + prefix, ids.begin() + pos + len);
+      s.answers.push_back({"", s.continuation_ids, 0});
+      c.samples.push_back(std::move(s));
+      pos += len;
+    }
+  }
+  c.description = fmt::format("text {} lengths {} chunks {} (-NLL after {} tokens)", path,
+                              fmt::join(o.lengths, ","), o.samples, prefix);
+  return c;
+}
+
+Calibration longbench_calibration(const Tokenizer& tok, const CalibrationOptions& o,
+                                  const std::string& dir) {
+  Calibration c;
+  const int len = o.lengths.at(0);
+  for (const auto& path : longbench::expand_data_paths({dir})) {
+    const auto file = longbench::read_dataset_file(path, o.samples);
+    for (const auto& s : file.samples) {
+      check(!s.answers.empty(), "{}: sample {} has no answer", path, s.id);
+      std::vector<int32_t> answer = tok.encode(" " + s.answers[0], false);
+      if (answer.size() > 32) answer.resize(32);  // judge the first tokens of long answers
+      const int budget = std::max(16, len - static_cast<int>(answer.size()));
+      TaskSample t;
+      t.family = std::string("longbench_") + file.task->name;
+      t.split = Split::calib;
+      t.length = len;
+      t.prompt_ids = longbench::build_prompt(tok, *file.task, s, budget, o.chat).ids;
+      t.continuation_ids = answer;
+      t.answers.push_back({s.answers[0], answer, 0});
+      c.samples.push_back(std::move(t));
+    }
+  }
+  c.description = fmt::format("longbench {} length {} samples/file {}", dir, len, o.samples);
+  return c;
+}
+
+}  // namespace
+
+Calibration make_calibration(const Tokenizer& tok, const CalibrationOptions& o) {
+  check(!o.lengths.empty(), "--lengths: need at least one length");
+  const std::string& spec = o.objective;
+  if (spec == "niah" || spec.rfind("niah:", 0) == 0) return niah_calibration(tok, o, spec);
+  if (spec.rfind("text:", 0) == 0) return text_calibration(tok, o, spec.substr(5));
+  if (spec.rfind("longbench:", 0) == 0) return longbench_calibration(tok, o, spec.substr(10));
+  fail("--objective {}: expected niah[:families], text:FILE, longbench:DIR or synthetic:LxH[:SEED]",
+       spec);
+}
+
+}  // namespace bosch::search

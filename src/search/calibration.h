@@ -1,0 +1,37 @@
+// Calibration samples for the search objective (`--objective`):
+//   niah[:families]   NIAH samples of the calibration split (tasks/niah.h); exact match +
+//                     a small weight on the answer log-probability
+//   text:FILE         consecutive chunks of FILE; score = mean log-probability (-NLL) of the
+//                     tokens after the first window+sinks tokens of each chunk (the positions
+//                     where SWA can differ from full attention), for models that cannot do NIAH
+//   longbench:DIR     LongBench JSONL files; teacher-forced first gold answer after the
+//                     official prompt (middle-truncated to the length), exact match + log-prob
+#pragma once
+#include <string>
+#include <vector>
+
+#include "tasks/task_sample.h"
+#include "tokenizer/tokenizer.h"
+
+namespace bosch::search {
+
+struct CalibrationOptions {
+  std::string objective = "niah";
+  std::vector<int> lengths = {512};
+  int depths = 3;        // niah: depth grid size
+  int samples = 1;       // niah: per (family, length, depth); text/longbench: total per file
+  uint64_t seed = 0;
+  std::string haystack = "markov";
+  bool chat = true;
+  int window = 64, sinks = 4;  // text: the unscored prefix
+};
+
+struct Calibration {
+  std::vector<TaskSample> samples;
+  double exact_weight = 1.0, logprob_weight = 0.01;
+  std::string description;
+};
+
+Calibration make_calibration(const Tokenizer& tok, const CalibrationOptions& opt);
+
+}  // namespace bosch::search

@@ -1,0 +1,44 @@
+// The black-box objective of the BOSCH search. A candidate is a bit vector with one byte per
+// (layer, KV head), row-major (layer * n_heads + head), 1 = that head uses sliding-window
+// attention. The objective returns a raw score S (higher = better); the search normalises it
+// between the all-SWA and the full model and adds the ratio penalty (see evaluator.h).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bosch::search {
+
+using HeadBits = std::vector<uint8_t>;
+
+struct RawScore {
+  double value = 0;         // S: what the search maximises
+  double exact_rate = 0;    // fraction of samples answered exactly (0 for objectives without it)
+  double mean_logprob = 0;  // mean answer log-probability (0 where not meaningful)
+};
+
+// Cost accounting of an objective that runs a model (zeros for synthetic ones).
+struct ObjectiveStats {
+  int64_t evaluations = 0;        // calls to evaluate()
+  int64_t layer_forwards = 0;     // (sample, layer) forwards actually run, incl. cache refills
+  int64_t layer_forwards_naive = 0;  // what recomputing every candidate from layer 0 would cost
+};
+
+class Objective {
+ public:
+  virtual ~Objective() = default;
+  virtual int n_layers() const = 0;
+  virtual int n_heads() const = 0;  // KV heads per layer
+  // Must be deterministic: the same bits always give the same score (resume relies on it).
+  virtual RawScore evaluate(const HeadBits& swa) = 0;
+  // The search's current committed assignment; following candidates mostly differ from it in
+  // few layers, so an objective with a hidden-state cache keys the cache on it. A hint only:
+  // evaluate() must be correct for any bits whatever the base.
+  virtual void set_base(const HeadBits& swa) {}
+  // Identifies the objective (and its data) in the journal header, so a journal is not resumed
+  // against another objective.
+  virtual std::string describe() const = 0;
+  virtual ObjectiveStats stats() const { return {}; }
+};
+
+}  // namespace bosch::search

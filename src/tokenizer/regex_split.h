@@ -1,0 +1,43 @@
+// Pre-tokenizer split with PCRE2 (UTF + UCP, JIT-compiled). `\s`/`\S` in the pattern are
+// rewritten to the Unicode White_Space set so that they mean what they mean in the Rust `regex`
+// crate used by Hugging Face tokenizers (PCRE2 alone would also match U+180E; JavaScript would
+// also match U+FEFF and not U+0085).
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace bosch {
+
+// Well-known split patterns (as in Hugging Face tokenizer.json files and llama.cpp).
+extern const char* const kGpt2SplitPattern;
+extern const char* const kLlama3SplitPattern;
+extern const char* const kQwen2SplitPattern;
+
+// Pattern for a GGUF `tokenizer.ggml.pre` value; throws Error naming the value when unknown.
+std::string split_pattern_for_gguf_pre(const std::string& pre, const std::string& file);
+
+std::string rewrite_whitespace_classes(std::string_view pattern);
+
+class RegexSplitter {
+ public:
+  enum class Behavior { Isolated, Removed };  // keep the text between matches, or drop it
+  RegexSplitter(const std::string& pattern, Behavior behavior = Behavior::Isolated);
+  ~RegexSplitter();
+  RegexSplitter(const RegexSplitter&) = delete;
+  RegexSplitter& operator=(const RegexSplitter&) = delete;
+
+  // Calls fn for each non-empty piece, in order. text must be valid UTF-8.
+  void split(std::string_view text, const std::function<void(std::string_view)>& fn) const;
+
+  const std::string& pattern() const { return pattern_; }
+
+ private:
+  std::string pattern_;
+  Behavior behavior_;
+  void* code_ = nullptr;  // pcre2_code_8*
+  bool jit_ = false;
+};
+
+}  // namespace bosch

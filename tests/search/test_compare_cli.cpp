@@ -1,0 +1,84 @@
+// `bosch baseline` and `bosch compare` end to end on the shared stories260K model (skipped
+// when it or the CLI binary is absent): exact K in the mask files, the compare JSON fields and
+// the report files.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "util/atomic_file.h"
+
+namespace {
+
+const std::string kModel = std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.gguf";
+
+std::string bosch_bin() {
+  const char* b = std::getenv("BOSCH_BIN");
+  return b ? b : std::string(BOSCH_BINARY_DIR) + "/bosch";
+}
+
+std::string skip_reason() {
+  if (!std::filesystem::exists(kModel)) return kModel + " not found (needs the shared stories260K model)";
+  if (!std::filesystem::exists(bosch_bin())) return bosch_bin() + " not built";
+  return "";
+}
+
+std::filesystem::path temp_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+int run(const std::string& args) {
+  const std::string cmd = "BOSCH_QUIET=1 BOSCH_THREADS=2 " + bosch_bin() + " " + args + " > /dev/null 2>&1";
+  return std::system(cmd.c_str());
+}
+
+const std::string kSmall = " --objective niah:single_noise --lengths 256 --depths 2 --window 16 --sinks 2";
+
+}  // namespace
+
+TEST(CompareCli, BaselineWritesAMaskWithExactlyK) {
+  if (auto r = skip_reason(); !r.empty()) GTEST_SKIP() << "SKIPPED: " << r;
+  const auto dir = temp_dir("bosch_baseline_cli");
+  for (const std::string method : {"bme", "razor", "ablation"}) {
+    const auto out = (dir / (method + ".json")).string();
+    ASSERT_EQ(run("baseline " + kModel + " --method " + method + " --ratio 0.6 --out " + out + kSmall), 0) << method;
+    const auto j = nlohmann::json::parse(bosch::read_file(out));
+    int ones = 0;
+    for (const auto& layer : j["swa"])
+      for (const auto& b : layer) ones += b.get<int>();
+    EXPECT_EQ(ones, 12) << method;  // round(0.6 * 5 * 4)
+    EXPECT_EQ(j["window"], 16);
+    EXPECT_EQ(j["provenance"]["method"], method);
+  }
+  EXPECT_NE(run("baseline " + kModel + " --method nonsense --ratio 0.5 --out " + (dir / "x.json").string()), 0);
+  EXPECT_NE(run("baseline " + kModel + " --method bme --ratio 1.5 --out " + (dir / "x.json").string()), 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CompareCli, CompareWritesResultsAndReport) {
+  if (auto r = skip_reason(); !r.empty()) GTEST_SKIP() << "SKIPPED: " << r;
+  const auto dir = temp_dir("bosch_compare_cli");
+  const auto json = (dir / "out.json").string();
+  ASSERT_EQ(run("compare " + kModel + " --ratios 0.5,0.75 --methods bosch,intr,locality --budget-probe 4 --budget-group 4"
+                " --test-depths 2 --json " + json + " --report " + (dir / "rep").string() + kSmall),
+            0);
+  const auto j = nlohmann::json::parse(bosch::read_file(json));
+  ASSERT_EQ(j["results"].size(), 6u);
+  for (const auto& x : j["results"]) {
+    for (const char* f : {"method", "ratio", "exact_match", "normalized", "evaluations", "seconds"})
+      EXPECT_TRUE(x.contains(f)) << f;
+    const std::string mask = x["mask"];
+    EXPECT_EQ(std::count(mask.begin(), mask.end(), '1'), x["ratio"] == 0.5 ? 10 : 15);
+  }
+  EXPECT_EQ(j["settings"]["window"], 16);
+  for (const char* f : {"report.md", "sensitivity.svg", "compare.json", "masks/bosch-r0.75.svg", "masks/intr-r0.5.json"})
+    EXPECT_TRUE(std::filesystem::exists(dir / "rep" / f)) << f;
+  // A non-NIAH objective has no held-out test split: refused.
+  EXPECT_NE(run("compare " + kModel + " --ratios 0.5 --methods intr --objective text:" + kModel), 0);
+  std::filesystem::remove_all(dir);
+}

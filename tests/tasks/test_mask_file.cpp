@@ -1,0 +1,130 @@
+// Mask file: round trip, refusal of another model's shape, field errors, --mask arguments.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "model/mask_file.h"
+#include "model/model.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+using namespace bosch;
+
+namespace {
+
+const std::string kModel = std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.gguf";
+std::string tmp(const std::string& name) { return std::string(BOSCH_BINARY_DIR) + "/" + name; }
+
+MaskModelInfo info() { return {"llama", 5, 8, 4, 8, "abc123"}; }
+
+AttentionPlan some_plan() {
+  AttentionPlan p(5, 4);
+  p.set_swa(0, 1, 64, 4);
+  p.set_swa(3, 0, 64, 4);
+  p.set_swa(4, 3, 64, 4);
+  return p;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(MaskFile, RoundTrip) {
+  auto plan = some_plan();
+  MaskFile m = MaskFile::from_plan(plan, info(), 0.25, {{"search", "bosch"}, {"budget", 100}});
+  EXPECT_EQ(m.window, 64);
+  EXPECT_EQ(m.sinks, 4);
+  EXPECT_DOUBLE_EQ(m.swa_ratio(), 3.0 / 20);
+  std::string path = tmp("mask_roundtrip.json");
+  m.save(path);
+  MaskFile r = MaskFile::load(path);
+  EXPECT_EQ(r.version, MaskFile::kVersion);
+  EXPECT_EQ(r.model.identity, "abc123");
+  EXPECT_EQ(r.model.arch, "llama");
+  EXPECT_EQ(r.swa, m.swa);
+  EXPECT_DOUBLE_EQ(r.target_ratio, 0.25);
+  EXPECT_EQ(r.provenance["budget"], 100);
+  EXPECT_EQ(r.to_plan(), plan);
+  auto j = nlohmann::json::parse(read_file(path));
+  EXPECT_EQ(j["format"], "bosch-mask");
+  EXPECT_EQ(j["swa"][0], (std::vector<int>{0, 1, 0, 0}));
+  std::remove(path.c_str());
+}
+
+TEST(MaskFile, RefusesAnotherShapeNamingBoth) {
+  MaskFile m = MaskFile::from_plan(some_plan(), info(), 0.25);
+  MaskModelInfo other{"qwen2", 24, 14, 2, 64, "zzz"};
+  std::string e = error_of([&] { m.check_fits(other, "m.json"); });
+  EXPECT_NE(e.find("m.json"), std::string::npos) << e;
+  EXPECT_NE(e.find("5 layers x 4 KV heads"), std::string::npos) << e;
+  EXPECT_NE(e.find("24 layers x 2 KV heads"), std::string::npos) << e;
+  MaskModelInfo same_shape = info();
+  same_shape.identity = "other";
+  e = error_of([&] { m.check_fits(same_shape, "m.json"); });
+  EXPECT_NE(e.find("identity"), std::string::npos) << e;
+  EXPECT_NO_THROW(m.check_fits(same_shape, "m.json", /*require_same_weights=*/false));
+  EXPECT_NO_THROW(m.check_fits(info(), "m.json"));
+}
+
+TEST(MaskFile, MalformedFieldsAreNamed) {
+  auto good = MaskFile::from_plan(some_plan(), info(), 0.25).to_json();
+  struct Case { std::function<void(nlohmann::json&)> edit; std::string expect; };
+  std::vector<Case> cases = {
+      {[](auto& j) { j.erase("window"); }, "'window'"},
+      {[](auto& j) { j["model"].erase("n_kv_heads"); }, "'model.n_kv_heads'"},
+      {[](auto& j) { j["swa"].erase(0); }, "'swa'"},
+      {[](auto& j) { j["swa"][2] = {0, 1}; }, "'swa[2]'"},
+      {[](auto& j) { j["swa"][1][3] = 2; }, "'swa[1][3]'"},
+      {[](auto& j) { j["version"] = 99; }, "version 99"},
+      {[](auto& j) { j["target_ratio"] = "half"; }, "'target_ratio'"},
+      {[](auto& j) { j["window"] = 0; }, "'window'"},
+  };
+  for (auto& c : cases) {
+    auto j = good;
+    c.edit(j);
+    std::string e = error_of([&] { MaskFile::from_json(j, "bad.json"); });
+    EXPECT_NE(e.find(c.expect), std::string::npos) << "expected " << c.expect << " in: " << e;
+    EXPECT_NE(e.find("bad.json"), std::string::npos) << e;
+  }
+  std::string path = tmp("mask_bad.json");
+  write_file_atomic(path, "{not json");
+  EXPECT_NE(error_of([&] { MaskFile::load(path); }).find("not valid JSON"), std::string::npos);
+  std::remove(path.c_str());
+  EXPECT_NE(error_of([&] { MaskFile::load(tmp("no_such_mask.json")); }).find("no_such_mask.json"), std::string::npos);
+  // A plan mixing windows cannot be one mask file.
+  auto mixed = some_plan();
+  mixed.set_swa(1, 1, 32, 4);
+  EXPECT_NE(error_of([&] { MaskFile::from_plan(mixed, info(), 0); }).find("one window"), std::string::npos);
+}
+
+TEST(MaskFile, MaskArgumentsWithRealModel) {
+  if (!std::ifstream(kModel).good()) GTEST_SKIP() << "needs " << kModel;
+  auto m = Model::load(kModel);
+  std::string desc;
+  EXPECT_EQ(plan_from_mask_arg("full", *m, 0, 0, &desc), m->full_plan());
+  EXPECT_EQ(desc, "full");
+  auto swa = plan_from_mask_arg("all-swa", *m, 32, 4, &desc);
+  EXPECT_EQ(swa.count_swa(), 20);
+  EXPECT_EQ(swa.window(2, 1), 32);
+  EXPECT_NE(error_of([&] { plan_from_mask_arg("all-swa", *m, 0, 4); }).find("--window"), std::string::npos);
+  // A file made for this model loads; one for another shape is refused with both shapes.
+  std::string path = tmp("mask_real.json");
+  MaskFile::from_plan(some_plan(), mask_model_info(*m), 0.15).save(path);
+  EXPECT_EQ(plan_from_mask_arg(path, *m, 0, 0), some_plan());
+  auto other = mask_model_info(*m);
+  other.n_layers = 6;
+  AttentionPlan p6(6, 4);
+  MaskFile::from_plan(p6, other, 0).save(path);
+  std::string e = error_of([&] { plan_from_mask_arg(path, *m, 0, 0); });
+  EXPECT_NE(e.find("6 layers x 4 KV heads"), std::string::npos) << e;
+  EXPECT_NE(e.find("5 layers x 4 KV heads"), std::string::npos) << e;
+  std::remove(path.c_str());
+}
