@@ -53,6 +53,16 @@ inline std::vector<double> reference_forward(const ModelConfig& c, const ModelWe
           if (!norm.empty()) x = ref_rmsnorm(x, norm, c.norm_eps);
           for (size_t i = 0; i < hd / 2; ++i) {  // rotate-half
             double freq = std::pow(c.rope_theta, -2.0 * i / hd);
+            if (c.rope_scaling.enabled) {  // Llama-3: transformers' _compute_llama3_parameters
+              const auto& r = c.rope_scaling;
+              double wavelen = 2 * M_PI / freq;
+              double lo = r.original_max_position / r.low_freq_factor, hi = r.original_max_position / r.high_freq_factor;
+              if (wavelen > lo) freq = freq / r.factor;
+              else if (wavelen >= hi) {
+                double sm = (r.original_max_position / wavelen - r.low_freq_factor) / (r.high_freq_factor - r.low_freq_factor);
+                freq = (1 - sm) * freq / r.factor + sm * freq;
+              }
+            }
             double a = t * freq, x1 = x[i], x2 = x[i + hd / 2];
             vec[hh * hd + i] = x1 * std::cos(a) - x2 * std::sin(a);
             vec[hh * hd + i + hd / 2] = x2 * std::cos(a) + x1 * std::sin(a);

@@ -187,6 +187,28 @@ TEST(Generate, SamplingIsReproducibleFromTheSeed) {
   EXPECT_NE(a, generate(*m, m->full_plan(), prompt, p));
 }
 
+TEST(Model, Llama3RopeScalingMatchesReferenceAndSurvivesTheHfRoundTrip) {
+  ModelConfig c = tiny("llama");
+  c.rope_theta = 500000;
+  c.rope_scaling.enabled = true;
+  c.rope_scaling.factor = 8;
+  c.rope_scaling.low_freq_factor = 1;
+  c.rope_scaling.high_freq_factor = 4;
+  c.rope_scaling.original_max_position = 64;  // small, so all three frequency bands occur
+  ModelWeights w = random_weights(c, 5, 0.15f);
+  auto tokens = random_tokens(70, c.vocab_size, 8);
+  Model m(c, w, "scaled");
+  auto got = m.forward_all(tokens, m.full_plan());
+  EXPECT_LT(max_abs_diff(got, reference::reference_forward(c, w, tokens, m.full_plan())), 2e-4);
+  ModelConfig plain = c;
+  plain.rope_scaling.enabled = false;
+  EXPECT_GT(max_abs_diff(got, Model(plain, w, "plain").forward_all(tokens, m.full_plan())), 1e-3);
+  auto dir = std::filesystem::temp_directory_path() / ("bosch_rope_" + std::to_string(::getpid()));
+  save_hf(c, w, dir.string(), DType::F32);
+  EXPECT_EQ(max_abs_diff(Model::load(dir.string())->forward_all(tokens, m.full_plan()), got), 0.0);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Model, RejectsTokenOutsideVocabularyAndMismatchedPlan) {
   auto m = random_model("qwen3");
   EXPECT_THROW(m->forward_all({1, 2, m->config().vocab_size}, m->full_plan()), Error);
