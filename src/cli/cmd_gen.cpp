@@ -24,6 +24,7 @@ struct GenOptions {
   std::string model, suite, haystack = "markov", split, jsonl;
   std::vector<int> lengths = {1024};
   int depths = 11, samples = 1, pairs = 16, queries = 8;
+  double echo_share = 0.0;
   uint64_t seed = 0;
   bool no_chat = false, train = false;
 };
@@ -86,7 +87,9 @@ void run_gen(const GenOptions& o) {
     for (int len : o.lengths)
       for (int i = 0; i < o.samples; ++i) {
         uint64_t seed = hash_combine(hash_combine(hash_combine(o.seed, 0xd2111), len), i);
-        out += train_text_to_json(make_recall_drill(*tok, len, split, seed, haystack)).dump() + "\n";
+        DrillOptions dopt;
+        dopt.echo_share = o.echo_share;
+        out += train_text_to_json(make_recall_drill(*tok, len, split, seed, haystack, dopt)).dump() + "\n";
         ++n;
         progress.add();
       }
@@ -108,6 +111,8 @@ CommandRegistrar reg("gen", "write NIAH samples (or training text with --train) 
   app.add_option("--haystack", o->haystack, "text haystack: markov (default), noise, or a UTF-8 text file");
   app.add_option("--pairs", o->pairs, "mqar: key-value needles per text")->check(CLI::Range(1, 100000));
   app.add_option("--queries", o->queries, "mqar: questions per text")->check(CLI::Range(1, 100000));
+  app.add_option("--echo-share", o->echo_share, "drill: share of questions that repeat the fact's wording")
+      ->check(CLI::Range(0.0, 1.0));
   app.add_flag("--no-chat-template", o->no_chat, "do not wrap prompts in the model's chat template");
   app.add_flag("--train", o->train, "write training text {text, answer_spans} (train split)");
   app.add_option("--jsonl", o->jsonl, "output JSONL file ('-' for stdout)")->required();

@@ -21,6 +21,7 @@ struct Pair {
 struct Query {
   int pair = 0;
   double at = 0;  // relative position, after the pair's fact
+  bool echo = false;
 };
 
 }  // namespace
@@ -46,7 +47,8 @@ TrainText make_recall_drill(const Tokenizer& tok, int length, Split split, uint6
   for (int q = 0; q < n_queries; ++q) {
     int i = static_cast<int>(rng.below(pairs.size()));
     double lo = pairs[i].fact_at;
-    queries.push_back({i, lo + (1.0 - lo) * rng.uniform01()});
+    double at = lo + (1.0 - lo) * rng.uniform01();
+    queries.push_back({i, at, rng.uniform01() < opt.echo_share});
   }
   // Events at sentence boundaries; facts before questions at the same boundary.
   struct Event {
@@ -77,13 +79,14 @@ TrainText make_recall_drill(const Tokenizer& tok, int length, Split split, uint6
       while (e < m && static_cast<size_t>(events[e].at * k + 0.5) <= i) {
         const Event& ev = events[e++];
         const Pair& p = pairs[ev.kind == 0 ? ev.index : queries[ev.index].pair];
+        const bool echo = ev.kind == 1 && queries[ev.index].echo;
         if (ev.kind == 0) {
           put(p.niah_wording ? fmt::format("One of the special magic numbers for {} is: {}.", p.key, p.value)
                              : fmt::format("{}: {}.", p.key, p.value));
         } else {
           put(p.niah_wording
                   ? fmt::format("The special magic number for {} mentioned in the provided text is:", p.key)
-                  : fmt::format("{}?", p.key));
+                  : fmt::format("{}{}", p.key, echo ? ":" : "?"));
           text += ' ';
           spans.push_back({text.size(), text.size() + p.value.size()});
           text += p.value + ".";

@@ -201,15 +201,17 @@ class Qwen3(nn.Module):
         self.lm_head = None if c.tie_word_embeddings else \
             nn.Linear(c.hidden_size, c.vocab_size, bias=False)
 
-    def init_weights(self, generator=None):
+    def init_weights(self, generator=None, qk_norm_init=1.0):
         """Normal(0, initializer_range) like HF; residual output projections scaled by
-        1/sqrt(2 * layers) (GPT-2) for a stable start of a deep narrow model."""
+        1/sqrt(2 * layers) (GPT-2) for a stable start of a deep narrow model. q/k norm gains
+        start at qk_norm_init: with RMS-normalised q and k the attention logit is at most
+        gain^2 * sqrt(head_dim), too flat at gain 1 to pick one needle out of 1000 tokens."""
         std = self.c.initializer_range
         out_std = std / math.sqrt(2 * self.c.num_hidden_layers)
         with torch.no_grad():
             for name, p in self.named_parameters():
                 if p.dim() == 1:
-                    p.fill_(1.0)
+                    p.fill_(qk_norm_init if name.endswith(("q_norm.weight", "k_norm.weight")) else 1.0)
                 elif name.endswith("o_proj.weight") or name.endswith("down_proj.weight"):
                     p.normal_(0.0, out_std, generator=generator)
                 else:

@@ -50,6 +50,7 @@ def parse_args(argv=None):
     ap.add_argument("--warmup", type=int, default=None, help="warmup steps (default 3%% of total, >= 20)")
     ap.add_argument("--weight-decay", type=float, default=0.1)
     ap.add_argument("--qk-norm-lr-mult", type=float, default=3.0)
+    ap.add_argument("--qk-norm-init", type=float, default=1.0, help="initial q/k RMSNorm gain")
     ap.add_argument("--answer-weight", type=float, default=5.0)
     ap.add_argument("--log-every", type=int, default=10)
     ap.add_argument("--eval-every", type=int, default=0, help="steps between evals (0: ~8 per run)")
@@ -277,7 +278,7 @@ def main(argv=None):
     torch.manual_seed(a.seed)
     cfg = model_config(a)
     model = Qwen3(cfg)
-    model.init_weights(torch.Generator().manual_seed(a.seed))
+    model.init_weights(torch.Generator().manual_seed(a.seed), qk_norm_init=a.qk_norm_init)
     print(describe(cfg), flush=True)
 
     samples = load_jsonl(a.data, a.max_samples)
