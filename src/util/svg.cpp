@@ -55,13 +55,16 @@ std::string heatmap_svg(const Heatmap& h) {
   const int left = 30 + static_cast<int>(row_label_chars) * 7 + 8;
   const int top = 40, bar_w = 14;
   const int grid_w = static_cast<int>(cols) * cw, grid_h = static_cast<int>(rows) * ch;
-  const int width = left + grid_w + 30 + bar_w + 50, height = top + grid_h + 50;
+  // Wide enough for the title too (about 8 px per character at 14 px), so it is never clipped.
+  const int title_w = static_cast<int>(h.title.size()) * 8 + 20;
+  const int width = std::max(left + grid_w + 30 + bar_w + 50, title_w), height = top + grid_h + 50;
+  const int title_x = title_w > left + grid_w ? width / 2 : left + grid_w / 2;
   std::string s = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
       "font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
       width, height);
   s += fmt::format("<text x=\"{}\" y=\"20\" font-size=\"14\" text-anchor=\"middle\">{}</text>\n",
-                   left + grid_w / 2, xml_escape(h.title));
+                   title_x, xml_escape(h.title));
   for (size_t r = 0; r < rows; ++r) {
     int y = top + static_cast<int>(r) * ch;
     s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" dominant-baseline=\"middle\">{}</text>\n",
