@@ -24,7 +24,8 @@ struct GenOptions {
   std::string model, suite, haystack = "markov", split, jsonl;
   std::vector<int> lengths = {1024};
   int depths = 11, samples = 1, pairs = 16, queries = 8;
-  double echo_share = 0.0;
+  double echo_share = 0.0, drill_density = DrillOptions{}.pairs_per_1k_tokens,
+         niah_share = DrillOptions{}.niah_wording_share;
   uint64_t seed = 0;
   bool no_chat = false, train = false;
 };
@@ -89,6 +90,8 @@ void run_gen(const GenOptions& o) {
         uint64_t seed = hash_combine(hash_combine(hash_combine(o.seed, 0xd2111), len), i);
         DrillOptions dopt;
         dopt.echo_share = o.echo_share;
+        dopt.pairs_per_1k_tokens = o.drill_density;
+        dopt.niah_wording_share = o.niah_share;
         out += train_text_to_json(make_recall_drill(*tok, len, split, seed, haystack, dopt)).dump() + "\n";
         ++n;
         progress.add();
@@ -112,6 +115,9 @@ CommandRegistrar reg("gen", "write NIAH samples (or training text with --train) 
   app.add_option("--pairs", o->pairs, "mqar: key-value needles per text")->check(CLI::Range(1, 100000));
   app.add_option("--queries", o->queries, "mqar: questions per text")->check(CLI::Range(1, 100000));
   app.add_option("--echo-share", o->echo_share, "drill: share of questions that repeat the fact's wording")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--drill-density", o->drill_density, "drill: facts per 1000 tokens")->check(CLI::Range(0.1, 200.0));
+  app.add_option("--niah-wording-share", o->niah_share, "drill: share of facts and questions in the NIAH wording")
       ->check(CLI::Range(0.0, 1.0));
   app.add_flag("--no-chat-template", o->no_chat, "do not wrap prompts in the model's chat template");
   app.add_flag("--train", o->train, "write training text {text, answer_spans} (train split)");
