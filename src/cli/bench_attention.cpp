@@ -47,22 +47,8 @@ void run_attention_bench(const AttentionBenchOptions& o) {
 
   std::vector<int32_t> full_w(o.kv_heads, 0), full_s(o.kv_heads, 0);
   std::vector<int32_t> swa_w(o.kv_heads, o.window), swa_s(o.kv_heads, o.sinks);
-  AttentionArgs a;
-  a.q = q.data();
-  a.q_stride_tok = o.heads * hd;
-  a.q_stride_head = hd;
-  a.k = k.data();
-  a.v = v.data();
-  a.kv_stride_pos = o.kv_heads * hd;
-  a.kv_stride_head = hd;
-  a.out = out.data();
-  a.o_stride_tok = o.heads * hd;
-  a.o_stride_head = hd;
-  a.n_q = o.n;
-  a.n_heads = o.heads;
-  a.n_kv_heads = o.kv_heads;
-  a.head_dim = o.head_dim;
-  a.scale = 1.0f / std::sqrt(static_cast<float>(o.head_dim));
+  AttentionArgs a = dense_attention_args(q.data(), k.data(), v.data(), out.data(), o.n, 0, o.heads, o.kv_heads,
+                                         o.head_dim, nullptr, nullptr);
 
   AttentionArgs full = a, swa = a;
   full.window = full_w.data();

@@ -83,14 +83,8 @@ void run(const PrefillOptions& o) {
   for (size_t i = 0; i < k.size(); ++i) k[i] = std::cos(0.11 * i), v[i] = std::sin(0.05 * i);
   std::vector<int32_t> full_w(nkv, 0), swa_w(nkv, o.window), sinks(nkv, o.sinks);
   auto attend = [&](const std::vector<int32_t>& w) {
-    AttentionArgs a;
-    a.q = q.data(); a.q_stride_tok = static_cast<int64_t>(nh) * hd; a.q_stride_head = hd;
-    a.k = k.data(); a.v = v.data(); a.kv_stride_pos = static_cast<int64_t>(nkv) * hd; a.kv_stride_head = hd;
-    a.out = out.data(); a.o_stride_tok = a.q_stride_tok; a.o_stride_head = hd;
-    a.n_q = an; a.q_pos0 = 0; a.n_heads = nh; a.n_kv_heads = nkv; a.head_dim = hd;
-    a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
-    a.window = w.data(); a.sinks = sinks.data();
-    attention(a);
+    attention(dense_attention_args(q.data(), k.data(), v.data(), out.data(), an, 0, nh, nkv, hd, w.data(),
+                                   sinks.data()));
   };
   double t_full = best_seconds(std::max(1, o.repeats - 1), [&] { attend(full_w); });
   double t_swa = best_seconds(o.repeats, [&] { attend(swa_w); });

@@ -3,6 +3,7 @@
 // blocks, skipping blocks a head cannot see, so an SWA head costs O(n*W)); `attention_reference`
 // is the naive O(n^2) definition kept for tests.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 namespace bosch {
@@ -28,6 +29,33 @@ struct AttentionArgs {
   const int32_t* window = nullptr; // per KV head: 0 = full, else W
   const int32_t* sinks = nullptr;  // per KV head: S (ignored when window is 0)
 };
+
+// Arguments for the dense layout used by the model and the plain KV cache: q and out are
+// [n_q][n_heads][head_dim], k and v are [position][n_kv_heads][head_dim]; scale 1/sqrt(head_dim).
+inline AttentionArgs dense_attention_args(const float* q, const float* k, const float* v, float* out,
+                                          int n_q, int64_t q_pos0, int n_heads, int n_kv_heads,
+                                          int head_dim, const int32_t* window, const int32_t* sinks) {
+  AttentionArgs a;
+  a.q = q;
+  a.q_stride_tok = static_cast<int64_t>(n_heads) * head_dim;
+  a.q_stride_head = head_dim;
+  a.k = k;
+  a.v = v;
+  a.kv_stride_pos = static_cast<int64_t>(n_kv_heads) * head_dim;
+  a.kv_stride_head = head_dim;
+  a.out = out;
+  a.o_stride_tok = a.q_stride_tok;
+  a.o_stride_head = head_dim;
+  a.n_q = n_q;
+  a.q_pos0 = q_pos0;
+  a.n_heads = n_heads;
+  a.n_kv_heads = n_kv_heads;
+  a.head_dim = head_dim;
+  a.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  a.window = window;
+  a.sinks = sinks;
+  return a;
+}
 
 // Throws bosch::Error on an inconsistent shape (heads not a multiple of KV heads, negative
 // window/sinks, missing pointers). `window` == nullptr means every head is full.

@@ -27,27 +27,8 @@ void KVCache::attend(int layer, const float* q, const float* k, const float* v, 
   check(pos0 + n <= capacity_, "KV cache: {} tokens exceed its capacity of {}", pos0 + n, capacity_);
   std::memcpy(&k_[layer][pos0 * stride_pos_], k, sizeof(float) * n * stride_pos_);
   std::memcpy(&v_[layer][pos0 * stride_pos_], v, sizeof(float) * n * stride_pos_);
-  const int hd = cfg_.head_dim;
-  AttentionArgs a;
-  a.q = q;
-  a.q_stride_tok = static_cast<int64_t>(cfg_.n_heads) * hd;
-  a.q_stride_head = hd;
-  a.k = k_[layer].data();
-  a.v = v_[layer].data();
-  a.kv_stride_pos = stride_pos_;
-  a.kv_stride_head = hd;
-  a.out = out;
-  a.o_stride_tok = a.q_stride_tok;
-  a.o_stride_head = hd;
-  a.n_q = n;
-  a.q_pos0 = pos0;
-  a.n_heads = cfg_.n_heads;
-  a.n_kv_heads = cfg_.n_kv_heads;
-  a.head_dim = hd;
-  a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  a.window = plan.windows(layer);
-  a.sinks = plan.sinks_of(layer);
-  attention(a);
+  attention(dense_attention_args(q, k_[layer].data(), v_[layer].data(), out, n, pos0, cfg_.n_heads,
+                                 cfg_.n_kv_heads, cfg_.head_dim, plan.windows(layer), plan.sinks_of(layer)));
 }
 
 void KVCache::commit(int64_t new_length) {

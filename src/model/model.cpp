@@ -167,26 +167,7 @@ void Model::layer(int l, float* hidden, int n, int64_t pos0, const AttentionPlan
     cache->attend(l, q, k, v, att, n, pos0, plan);
   } else {
     check(pos0 == 0, "forward without a KV cache must start at position 0, got {}", pos0);
-    AttentionArgs a;
-    a.q = q;
-    a.q_stride_tok = static_cast<int64_t>(nh) * hd;
-    a.q_stride_head = hd;
-    a.k = k;
-    a.v = v;
-    a.kv_stride_pos = static_cast<int64_t>(nkv) * hd;
-    a.kv_stride_head = hd;
-    a.out = att;
-    a.o_stride_tok = a.q_stride_tok;
-    a.o_stride_head = hd;
-    a.n_q = n;
-    a.q_pos0 = 0;
-    a.n_heads = nh;
-    a.n_kv_heads = nkv;
-    a.head_dim = hd;
-    a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
-    a.window = plan.windows(l);
-    a.sinks = plan.sinks_of(l);
-    attention(a);
+    attention(dense_attention_args(q, k, v, att, n, 0, nh, nkv, hd, plan.windows(l), plan.sinks_of(l)));
   }
   matmul_nt(att, L.wo.data(), hidden, n, d, nh * hd, /*accumulate=*/true);
 
