@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
+#include "tasks/copy_text.h"
 #include "tasks/mqar.h"
 #include "tasks/recall_drill.h"
 #include "tasks/niah.h"
@@ -37,12 +38,14 @@ void run_gen(const GenOptions& o) {
   Split split = parse_split(split_arg);
   check(!o.train || split == Split::train, "gen --train writes training text: --split must be train, got {}", split_arg);
   // "mqar" is a training-only family; it may stand alone or be listed among niah families.
-  bool mqar = false, drill = false;
+  bool mqar = false, drill = false, copy = false;
   std::string niah_suite;
   if (suite == "mqar") {
     mqar = true;
   } else if (suite == "drill") {
     drill = true;
+  } else if (suite == "copy") {
+    copy = true;
   } else {
     niah_suite = suite;
     for (const char* tag : {",mqar", "mqar,"}) {
@@ -52,6 +55,7 @@ void run_gen(const GenOptions& o) {
   }
   check(!mqar || o.train, "gen: family mqar is training text: use --train");
   check(!drill || o.train, "gen: the recall drill is training text: use --train");
+  check(!copy || o.train, "gen: copy text is training text: use --train");
 
   auto tok = load_tokenizer(resolve_model(o.model));
   Haystack haystack = Haystack::from_arg(o.haystack);
@@ -97,6 +101,16 @@ void run_gen(const GenOptions& o) {
         progress.add();
       }
   }
+  if (copy) {
+    Progress progress("generating copy text", o.lengths.size() * o.samples);
+    for (int len : o.lengths)
+      for (int i = 0; i < o.samples; ++i) {
+        uint64_t seed = hash_combine(hash_combine(hash_combine(o.seed, 0xc0b1e), len), i);
+        out += train_text_to_json(make_copy_text(*tok, len, split, seed, haystack)).dump() + "\n";
+        ++n;
+        progress.add();
+      }
+  }
   if (o.jsonl == "-") std::fwrite(out.data(), 1, out.size(), stdout);
   else write_file_atomic(o.jsonl, out);
   std::fprintf(stderr, "bosch gen: %zu records (%s split) -> %s\n", n, split_name(split), o.jsonl.c_str());
@@ -105,7 +119,7 @@ void run_gen(const GenOptions& o) {
 CommandRegistrar reg("gen", "write NIAH samples (or training text with --train) as JSONL", [](CLI::App& app) {
   auto o = std::make_shared<GenOptions>();
   app.add_option("model", o->model, "the model whose tokenizer sets the lengths (default: the embedded model)");
-  app.add_option("--suite", o->suite, "niah, niah:FAMILY,... ; with --train also mqar (the default there) or drill (dense recall)");
+  app.add_option("--suite", o->suite, "niah, niah:FAMILY,... ; with --train also mqar (the default there), drill (dense recall) or copy (repeated random strings)");
   app.add_option("--lengths", o->lengths, "lengths in tokens, e.g. 1024,2048")->delimiter(',')->check(CLI::Range(16, 1 << 24));
   app.add_option("--depths", o->depths, "number of needle depths, evenly from 0% to 100%")->check(CLI::Range(1, 1001));
   app.add_option("--samples", o->samples, "samples per (family, length, depth); mqar: per length")->check(CLI::Range(1, 1 << 24));

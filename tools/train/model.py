@@ -32,7 +32,7 @@ class Qwen3Config:
     max_position_embeddings: int = 4096
     tie_word_embeddings: bool = True
     initializer_range: float = 0.02
-    attn_chunk: int = 256  # query block size of the causal attention (speed only, not exported)
+    attn_chunk: int = 64  # query block size of the causal attention (speed only, not exported)
 
     def to_dict(self):
         return asdict(self)
@@ -100,19 +100,21 @@ def plan_masks(plan, n, n_layers, n_kv):
 
 
 def grouped_attention(q, k, v, mask, scale, chunk=0):
-    """Causal GQA attention. q [B, H, L, hd], k/v [B, Hk, L, hd], mask [L, L] or [Hk, 1, L, L]
-    additive (must include the causal part). Returns [B, H, L, hd].
+    """Causal GQA attention. q [B, H, L, hd], k/v [B, Hk, L, hd], mask None (plain causal),
+    [L, L] or [Hk, 1, L, L] additive (must include the causal part). Returns [B, H, L, hd].
     Query heads kv*rep .. kv*rep+rep-1 share KV head kv (kv = h // rep); they are grouped as
     rows of one matrix product per KV head, so K/V are never copied. With chunk > 0 the queries
     are processed in blocks of `chunk` rows that only multiply the keys they can see (causal),
-    which skips most of the masked upper triangle (same result, less work on long inputs)."""
+    which skips most of the masked upper triangle (same result, less work on long inputs); with
+    mask None only the diagonal block of a chunk is masked, which halves the training step time."""
     B, H, L, hd = q.shape
     Hk = k.shape[1]
     rep = H // Hk
     qg = (q * scale).reshape(B * Hk, rep, L, hd)
     kt = k.reshape(B * Hk, L, hd).transpose(1, 2)   # [B*Hk, hd, L]
     vv = v.reshape(B * Hk, L, hd)
-    per_head = mask.dim() == 4
+    if mask is None:
+        causal = torch.full((chunk or L, chunk or L), float("-inf")).triu(1)
     outs = []
     step = chunk if chunk and chunk < L else L
     for q0 in range(0, L, step):
@@ -120,8 +122,11 @@ def grouped_attention(q, k, v, mask, scale, chunk=0):
         n = q1 - q0
         qc = qg[:, :, q0:q1].reshape(B * Hk, rep * n, hd)
         scores = torch.bmm(qc, kt[:, :, :q1]).view(B, Hk, rep, n, q1)
-        m = mask[..., q0:q1, :q1]  # [n, q1] or [Hk, 1, n, q1]
-        probs = F.softmax(scores + m, dim=-1)
+        if mask is None:  # keys before the chunk are all visible
+            scores[..., q0:q1] += causal[:n, :n]
+            probs = F.softmax(scores, dim=-1)
+        else:
+            probs = F.softmax(scores + mask[..., q0:q1, :q1], dim=-1)  # [n, q1] or [Hk, 1, n, q1]
         outs.append(torch.bmm(probs.view(B * Hk, rep * n, q1), vv[:, :q1]).view(B * Hk, rep, n, hd))
     out = outs[0] if len(outs) == 1 else torch.cat(outs, dim=2)
     return out.view(B, H, L, hd)
@@ -154,7 +159,7 @@ class Attention(nn.Module):
         self.k_norm = RMSNorm(hd, c.rms_norm_eps)
 
     def forward(self, x, cos, sin, mask):
-        """x [B, L, d]; mask [L, L] (shared) or [Hk, 1, L, L] (per KV head)."""
+        """x [B, L, d]; mask None (causal), [L, L] (shared) or [Hk, 1, L, L] (per KV head)."""
         B, L, _ = x.shape
         H, Hk, hd = self.c.num_attention_heads, self.c.num_key_value_heads, self.c.head_dim
         q = self.q_norm(self.q_proj(x).view(B, L, H, hd)).transpose(1, 2)
@@ -217,6 +222,34 @@ class Qwen3(nn.Module):
                 else:
                     p.normal_(0.0, std, generator=generator)
 
+    def implant_offset_heads(self, heads, gain=3.5, marker=0.1):
+        """Warm start (used by circuit_init.py): for each (layer, kv_head, offset), the KV
+        head's query heads start out attending to the token `offset` positions back whatever
+        the tokens are, like the previous-token heads of trained models.
+        How: every token embedding gets the same `marker` in the last coordinate (a shared
+        offset of all logits through the tied LM head: softmax-invariant), and W_q / W_k read
+        it into RoPE pairs 0-2 with q_p conj(k_p) = exp(-i theta_p offset), so the logit is
+        sum_p w_p cos(theta_p (i - j - offset)): largest at i - j = offset. The layer's q/k norm
+        gains are set to `gain` (sharpness). Everything else keeps its random init."""
+        c = self.c
+        hd, rep, half = c.head_dim, c.num_attention_heads // c.num_key_value_heads, c.head_dim // 2
+        u = c.hidden_size - 1
+        inv_freq = 1.0 / (c.rope_theta ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
+        with torch.no_grad():
+            self.embed_tokens.weight[:, u] = marker
+            for layer, kv, offset in heads:
+                at = self.layers[layer].self_attn
+                qv, kvec = torch.zeros(hd), torch.zeros(hd)
+                for p, w in ((0, 1.0), (1, 1.0), (2, 0.5)):
+                    qv[p] = w
+                    ang = float(inv_freq[p]) * offset
+                    kvec[p], kvec[p + half] = w * math.cos(ang), w * math.sin(ang)
+                for h in range(kv * rep, (kv + 1) * rep):
+                    at.q_proj.weight[h * hd:(h + 1) * hd, u] += qv
+                at.k_proj.weight[kv * hd:(kv + 1) * hd, u] += kvec
+                at.q_norm.weight.fill_(gain)
+                at.k_norm.weight.fill_(gain)
+
     def forward(self, ids, plan=None, return_hidden=False):
         """ids [B, L] int64 -> logits [B, L, vocab] (float32)."""
         B, L = ids.shape
@@ -226,8 +259,7 @@ class Qwen3(nn.Module):
         if plan:
             masks = plan_masks(plan, L, c.num_hidden_layers, c.num_key_value_heads)
         else:
-            causal = torch.full((L, L), float("-inf")).triu(1)
-            masks = [causal] * c.num_hidden_layers
+            masks = [None] * c.num_hidden_layers
         for layer, m in zip(self.layers, masks):
             x = layer(x, cos, sin, m)
         x = self.norm(x)

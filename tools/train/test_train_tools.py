@@ -149,6 +149,8 @@ class ModelTest(unittest.TestCase):
         full = torch.full((L, L), float("-inf")).triu(1)
         want_full = reference_attention(q, k, v, [j <= i] * Hk, 0.25)
         torch.testing.assert_close(grouped_attention(q, k, v, full, 0.25, 5), want_full)
+        for chunk in (0, 5, 8, 64):  # mask None: causal, only the diagonal blocks masked
+            torch.testing.assert_close(grouped_attention(q, k, v, None, 0.25, chunk), want_full)
 
     def test_forward_is_causal_and_chunk_independent(self):
         cfg = tiny_config()
@@ -218,6 +220,41 @@ class DataTest(unittest.TestCase):
         np.testing.assert_array_equal(inp[:, 1:][valid[:, :-1]], tgt[:, :-1][valid[:, :-1]])
 
 
+class CircuitInitTest(unittest.TestCase):
+    """The hand-built induction circuit copies repeated random strings before any training;
+    the plain init does not (it is at chance, 1/36)."""
+
+    def copy_accuracy(self, model):
+        from circuit_init import CHARS
+        rng = np.random.default_rng(5)
+        ok = n = 0
+        with torch.no_grad():
+            for _ in range(30):
+                words = ["".join(rng.choice(list(CHARS), size=int(rng.integers(6, 14)))) for _ in range(3)]
+                first = " ".join(words) + " The dog runs home. "
+                ids = torch.tensor([bt.encode(first + " ".join(words))])
+                pred = model(ids[:, :-1])[0].argmax(-1)
+                start = len(first.encode())
+                for w in words:  # every character of a repeat after its first
+                    for j in range(start + 1, start + len(w)):
+                        ok += int(pred[j - 1] == ids[0, j])
+                        n += 1
+                    start += len(w) + 1
+        return ok / n
+
+    def test_circuit_copies_and_plain_init_does_not(self):
+        from circuit_init import implant_induction
+        cfg = tiny_config(hidden_size=128, intermediate_size=96, num_attention_heads=8, num_key_value_heads=4)
+        plain = Qwen3(cfg)
+        plain.init_weights(torch.Generator().manual_seed(0), qk_norm_init=1.5)
+        self.assertLess(self.copy_accuracy(plain), 0.15)
+        implant_induction(plain, torch.Generator().manual_seed(1))
+        # two-character matching; repeated pairs in the context stay ambiguous (0.64 here)
+        self.assertGreater(self.copy_accuracy(plain), 0.5)
+        with self.assertRaises(ValueError):
+            implant_induction(Qwen3(tiny_config()), torch.Generator().manual_seed(1))  # hidden 32
+
+
 class TrainSmokeTest(unittest.TestCase):
     def test_resume_gives_the_same_weights(self):
         import train
@@ -233,7 +270,8 @@ class TrainSmokeTest(unittest.TestCase):
                 args = ["--data", path, "--out", os.path.join(d, name), "--ckpt", os.path.join(d, name + ".pt"),
                         "--plan", "48:2,64:2", "--phases", "48:1,64:1", "--layers", "2", "--hidden", "32",
                         "--heads", "4", "--kv-heads", "2", "--ffn", "48", "--tokens-per-step", "256",
-                        "--val-samples", "0", "--log-every", "1", "--warmup", "2", *extra]
+                        "--val-samples", "0", "--log-every", "1", "--warmup", "2", "--no-induction-init",
+                        *extra]
                 self.assertEqual(train.main(args), 0)
                 return read_safetensors(os.path.join(d, name, "model.safetensors"))[0]
 

@@ -26,6 +26,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import byte_tokenizer  # noqa: E402
 from data import PhasePool, length_histogram, load_jsonl  # noqa: E402
+from circuit_init import implant_induction  # noqa: E402
 from export import export_model  # noqa: E402
 from model import Qwen3, Qwen3Config, describe  # noqa: E402
 
@@ -51,6 +52,12 @@ def parse_args(argv=None):
     ap.add_argument("--weight-decay", type=float, default=0.1)
     ap.add_argument("--qk-norm-lr-mult", type=float, default=3.0)
     ap.add_argument("--qk-norm-init", type=float, default=1.0, help="initial q/k RMSNorm gain")
+    ap.add_argument("--no-induction-init", action="store_true",
+                    help="plain random init (default: warm start of an induction circuit in layers "
+                         "0-1, see circuit_init.py)")
+    ap.add_argument("--init-from", default=None,
+                    help="start from this checkpoint's weights (same architecture) with a new plan and "
+                         "a fresh optimizer: a second training stage")
     ap.add_argument("--answer-weight", type=float, default=5.0)
     ap.add_argument("--log-every", type=int, default=10)
     ap.add_argument("--eval-every", type=int, default=0, help="steps between evals (0: ~8 per run)")
@@ -279,6 +286,15 @@ def main(argv=None):
     cfg = model_config(a)
     model = Qwen3(cfg)
     model.init_weights(torch.Generator().manual_seed(a.seed), qk_norm_init=a.qk_norm_init)
+    if a.init_from and not resume:
+        src = torch.load(a.init_from, map_location="cpu")
+        if src["model_config"] != cfg.to_dict():
+            sys.exit(f"error: --init-from {a.init_from}: architecture {src['model_config']} differs "
+                     f"from this run's {cfg.to_dict()}")
+        model.load_state_dict(src["model"])
+        print(f"weights from {a.init_from} (step {src['step']})", flush=True)
+    elif not a.no_induction_init:
+        implant_induction(model, torch.Generator().manual_seed(a.seed + 1))
     print(describe(cfg), flush=True)
 
     samples = load_jsonl(a.data, a.max_samples)
