@@ -6,19 +6,10 @@ set -euo pipefail
 BOSCH=$(realpath "${1:-build/bosch}")
 cd "$(dirname "$0")/.."
 out=${DEMO_OUT:-build/demo-report}
-if [[ -f models/default/config.json ]]; then
-  model=models/default
-  families=niah:single_noise,single_text,multikey,passkey
-  lengths=1024
-else
-  # The default model's weights are not trained yet in this checkout: stories260K stands in
-  # (it cannot do NIAH, so its table only shows that the pipeline runs).
-  model=../shared/models/stories260K.gguf
-  [[ -f $model ]] || { echo "demo: neither models/default nor $model exists" >&2; exit 1; }
-  echo "demo: models/default has no weights yet; running on $model instead" >&2
-  families=niah:single_noise,passkey
-  lengths=512
-fi
+model=models/default
+[[ -f $model/model.safetensors ]] || { echo "demo: $model/model.safetensors is missing" >&2; exit 1; }
+families=niah:single_noise,single_text,multikey,passkey
+lengths=1024
 "$BOSCH" info "$model"
 echo
 "$BOSCH" compare "$model" --ratios 0.75 --methods bosch,intr,locality \

@@ -76,41 +76,33 @@ void run_gen(const GenOptions& o) {
       ++n;
     }
   }
+  // One training text per (length, sample); the salt keeps each suite's seeds apart.
+  auto each_text = [&](const char* what, uint64_t salt, auto make) {
+    Progress progress(what, o.lengths.size() * o.samples);
+    for (int len : o.lengths)
+      for (int i = 0; i < o.samples; ++i) {
+        uint64_t seed = hash_combine(hash_combine(hash_combine(o.seed, salt), len), i);
+        out += train_text_to_json(make(len, seed)).dump() + "\n";
+        ++n;
+        progress.add();
+      }
+  };
   if (mqar) {
     MqarOptions mo{o.pairs, o.queries};
-    Progress progress("generating mqar text", o.lengths.size() * o.samples);
-    for (int len : o.lengths)
-      for (int i = 0; i < o.samples; ++i) {
-        uint64_t seed = hash_combine(hash_combine(hash_combine(o.seed, 0x6d716172), len), i);
-        out += train_text_to_json(make_mqar_text(*tok, len, split, seed, haystack, mo)).dump() + "\n";
-        ++n;
-        progress.add();
-      }
+    each_text("generating mqar text", 0x6d716172,
+              [&](int len, uint64_t seed) { return make_mqar_text(*tok, len, split, seed, haystack, mo); });
   }
   if (drill) {
-    Progress progress("generating recall drill text", o.lengths.size() * o.samples);
-    for (int len : o.lengths)
-      for (int i = 0; i < o.samples; ++i) {
-        uint64_t seed = hash_combine(hash_combine(hash_combine(o.seed, 0xd2111), len), i);
-        DrillOptions dopt;
-        dopt.echo_share = o.echo_share;
-        dopt.pairs_per_1k_tokens = o.drill_density;
-        dopt.niah_wording_share = o.niah_share;
-        out += train_text_to_json(make_recall_drill(*tok, len, split, seed, haystack, dopt)).dump() + "\n";
-        ++n;
-        progress.add();
-      }
+    DrillOptions dopt;
+    dopt.echo_share = o.echo_share;
+    dopt.pairs_per_1k_tokens = o.drill_density;
+    dopt.niah_wording_share = o.niah_share;
+    each_text("generating recall drill text", 0xd2111,
+              [&](int len, uint64_t seed) { return make_recall_drill(*tok, len, split, seed, haystack, dopt); });
   }
-  if (copy) {
-    Progress progress("generating copy text", o.lengths.size() * o.samples);
-    for (int len : o.lengths)
-      for (int i = 0; i < o.samples; ++i) {
-        uint64_t seed = hash_combine(hash_combine(hash_combine(o.seed, 0xc0b1e), len), i);
-        out += train_text_to_json(make_copy_text(*tok, len, split, seed, haystack)).dump() + "\n";
-        ++n;
-        progress.add();
-      }
-  }
+  if (copy)
+    each_text("generating copy text", 0xc0b1e,
+              [&](int len, uint64_t seed) { return make_copy_text(*tok, len, split, seed, haystack); });
   if (o.jsonl == "-") std::fwrite(out.data(), 1, out.size(), stdout);
   else write_file_atomic(o.jsonl, out);
   std::fprintf(stderr, "bosch gen: %zu records (%s split) -> %s\n", n, split_name(split), o.jsonl.c_str());
