@@ -13,6 +13,6 @@ lengths=1024
 "$BOSCH" info "$model"
 echo
 "$BOSCH" compare "$model" --ratios 0.75 --methods bosch,intr,locality \
-  --objective "$families" --lengths "$lengths" --depths 3 --test-depths 5 --report "$out"
+  --objective "$families" --lengths "$lengths" --depths 5 --calib-solved-only --test-depths 5 --report "$out"
 echo
 echo "demo: report (table, masks as SVG, per-layer sensitivity) in $out/"

@@ -34,6 +34,8 @@ void add_experiment_options(CLI::App& app, search::ExperimentOptions& e, bool& n
   app.add_option("--samples", e.calib.samples, "niah: calibration samples per (family, length, depth)")
       ->capture_default_str()->check(CLI::Range(1, 1 << 20));
   app.add_option("--haystack", e.calib.haystack, "niah text haystack: markov, noise or a text file")->capture_default_str();
+  app.add_flag("--calib-solved-only", e.calib.solved_only,
+               "calibrate only on the samples the full model answers exactly (niah, longbench)");
   app.add_flag("--no-chat", no_chat, "do not wrap prompts in the model's chat template");
   app.add_option("--logprob-weight", e.logprob_weight, "weight of the mean answer log-probability in S (default as bosch search)");
   app.add_option("--cache-gb", e.cache_gb, "memory for cached hidden states (GiB)")->capture_default_str();

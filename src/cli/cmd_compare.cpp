@@ -33,7 +33,7 @@ struct CompareCliOptions {
   std::vector<int> test_lengths;  // default: the calibration lengths
   int test_depths = 5, test_samples = 1;
   int64_t test_seed = -1;         // default: --seed (the split alone keeps the data disjoint)
-  bool no_chat = false;
+  bool no_chat = false, resume = false;
 };
 
 void run_compare_cli(CompareCliOptions o) {
@@ -69,6 +69,7 @@ void run_compare_cli(CompareCliOptions o) {
   co.window = o.exp.window;
   co.sinks = o.exp.sinks;
   co.journal_dir = o.journal_dir;
+  co.resume = o.resume;
   if (!co.journal_dir.empty()) std::filesystem::create_directories(co.journal_dir);
   const search::CompareResult r = search::run_compare(*e.objective, test, runner, co);
 
@@ -119,6 +120,9 @@ CommandRegistrar reg("compare", "the search and every baseline at several ratios
   app.add_option("--destroy", o->search.destroy_fraction, "search stage 3: LNS destroy fraction")->capture_default_str()->check(CLI::Range(0.01, 1.0));
   app.add_option("--alpha", o->alpha, "weight of the search's ratio penalty")->capture_default_str();
   app.add_option("--journal-dir", o->journal_dir, "journal each search run in DIR/search-r<ratio>.jsonl");
+  app.add_flag("--resume", o->resume,
+               "continue a killed compare: replay the searches journaled in --journal-dir (same masks)")
+      ->needs("--journal-dir");
   app.add_option("--json", o->json_out, "write the results as JSON ({\"results\": [...]})");
   app.add_option("--report", o->report_dir, "write report.md, masks/*.svg, masks/*.json, sensitivity.svg, compare.json into DIR");
   app.callback([o] { run_compare_cli(*o); });

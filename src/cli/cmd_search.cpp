@@ -50,7 +50,7 @@ void run_search(SearchCliOptions o) {
     model_path = resolve_model(o.model);
     model = Model::load(model_path);
     auto tok = load_tokenizer(model_path);
-    search::Calibration cal = search::make_calibration(*tok, o.calib);
+    search::Calibration cal = search::make_calibration(*tok, o.calib, model.get());
     search::ModelObjectiveOptions mo;
     mo.window = o.window, mo.sinks = o.sinks;
     mo.exact_weight = cal.exact_weight;
@@ -94,13 +94,15 @@ void run_search(SearchCliOptions o) {
   std::fprintf(stderr,
                "search: done: %d/%zu heads SWA, S^=%.4f (exact %.3f, logprob %.4f), %lld "
                "evaluations (%lld computed, %lld replayed, %lld memo hits) in %.1f s, %.2f "
-               "evaluations/s, layer forwards %lld vs naive %.0f (%.2fx fewer)\n",
+               "evaluations/s, layer forwards %lld vs naive %.0f (%.2fx fewer; %.2fx less work counting "
+               "the last layer's skipped rows)\n",
                r.k_total, r.bits.size(), r.score, r.raw.exact_rate, r.raw.mean_logprob,
                static_cast<long long>(r.evaluations), static_cast<long long>(r.computed),
                static_cast<long long>(r.replayed), static_cast<long long>(r.memo_hits), r.seconds,
                j["evaluations_per_second"].get<double>(),
                static_cast<long long>(r.objective_stats.layer_forwards),
-               j["layer_forwards_naive"].get<double>(), j["layer_forward_saving"].get<double>());
+               j["layer_forwards_naive"].get<double>(), j["layer_forward_saving"].get<double>(),
+               j["work_saving"].get<double>());
   fmt::print("{}\n", o.out);
 }
 
@@ -122,6 +124,8 @@ CommandRegistrar reg("search", "BOSCH search: choose which KV heads become slidi
   app.add_option("--samples", o->calib.samples, "niah: samples per (family, length, depth); text: chunks per length; longbench: samples per file")
       ->capture_default_str()->check(CLI::Range(1, 1 << 20));
   app.add_option("--haystack", o->calib.haystack, "niah text haystack: markov, noise or a text file")->capture_default_str();
+  app.add_flag("--calib-solved-only", o->calib.solved_only,
+               "calibrate only on the samples the full model answers exactly (niah, longbench)");
   app.add_flag("--no-chat", o->no_chat, "do not wrap prompts in the model's chat template");
   app.add_option("--budget-probe", o->search.budget_probe, "stage 1: evaluations per layer (exhaustive when C(H, ceil(ratio*H)) fits)")
       ->capture_default_str()->check(CLI::Range(1, 1 << 24));

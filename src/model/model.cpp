@@ -134,51 +134,82 @@ void Model::embed(const int32_t* tokens, int n, float* hidden) const {
 
 void Model::attention_inputs(int l, const float* hidden, int n, int64_t pos0, float* q, float* k,
                              float* v) const {
+  project_qkv(l, hidden, n, pos0, 0, q, k, v);
+}
+
+// q for rows row0..n-1 only (q[0] is row row0), k and v for every row.
+void Model::project_qkv(int l, const float* hidden, int n, int64_t pos0, int row0, float* q, float* k,
+                        float* v) const {
   const auto& L = w_.layers[l];
-  const int d = cfg_.d_model, hd = cfg_.head_dim, nh = cfg_.n_heads, nkv = cfg_.n_kv_heads;
+  const int d = cfg_.d_model, hd = cfg_.head_dim, nh = cfg_.n_heads, nkv = cfg_.n_kv_heads, nq = n - row0;
   float* xn = grow(tls.xn, static_cast<size_t>(n) * d);
   rmsnorm(hidden, L.attn_norm.data(), xn, n, d, static_cast<float>(cfg_.norm_eps));
-  matmul_nt(xn, L.wq.data(), q, n, nh * hd, d);
+  matmul_nt(xn + static_cast<size_t>(row0) * d, L.wq.data(), q, nq, nh * hd, d);
   matmul_nt(xn, L.wk.data(), k, n, nkv * hd, d);
   matmul_nt(xn, L.wv.data(), v, n, nkv * hd, d);
-  add_bias(q, L.bq, n);
+  add_bias(q, L.bq, nq);
   add_bias(k, L.bk, n);
   add_bias(v, L.bv, n);
   if (cfg_.qk_norm) {
     const float eps = static_cast<float>(cfg_.norm_eps);
-    rmsnorm(q, L.q_norm.data(), q, n * nh, hd, eps);
+    rmsnorm(q, L.q_norm.data(), q, nq * nh, hd, eps);
     rmsnorm(k, L.k_norm.data(), k, n * nkv, hd, eps);
   }
-  rope_rotate_half(q, n, pos0, nh, hd, static_cast<int64_t>(nh) * hd, inv_freq_.data());
+  rope_rotate_half(q, nq, pos0 + row0, nh, hd, static_cast<int64_t>(nh) * hd, inv_freq_.data());
   rope_rotate_half(k, n, pos0, nkv, hd, static_cast<int64_t>(nkv) * hd, inv_freq_.data());
 }
 
 void Model::layer(int l, float* hidden, int n, int64_t pos0, const AttentionPlan& plan,
-                  KVStore* cache) const {
+                  KVStore* cache, int row0) const {
   const auto& L = w_.layers[l];
   const int d = cfg_.d_model, hd = cfg_.head_dim, nh = cfg_.n_heads, nkv = cfg_.n_kv_heads, ff = cfg_.d_ff;
-  float* q = grow(tls.q, static_cast<size_t>(n) * nh * hd);
+  const int nq = n - row0;  // rows whose output is computed
+  float* q = grow(tls.q, static_cast<size_t>(nq) * nh * hd);
   float* k = grow(tls.k, static_cast<size_t>(n) * nkv * hd);
   float* v = grow(tls.v, static_cast<size_t>(n) * nkv * hd);
-  float* att = grow(tls.att, static_cast<size_t>(n) * nh * hd);
-  attention_inputs(l, hidden, n, pos0, q, k, v);
+  float* att = grow(tls.att, static_cast<size_t>(nq) * nh * hd);
+  project_qkv(l, hidden, n, pos0, row0, q, k, v);
 
   if (cache) {
+    check(row0 == 0, "a cached forward computes every row");
     cache->attend(l, q, k, v, att, n, pos0, plan);
   } else {
     check(pos0 == 0, "forward without a KV cache must start at position 0, got {}", pos0);
-    attention(dense_attention_args(q, k, v, att, n, 0, nh, nkv, hd, plan.windows(l), plan.sinks_of(l)));
+    attention(dense_attention_args(q, k, v, att, nq, row0, nh, nkv, hd, plan.windows(l), plan.sinks_of(l)));
   }
-  matmul_nt(att, L.wo.data(), hidden, n, d, nh * hd, /*accumulate=*/true);
+  float* out = hidden + static_cast<size_t>(row0) * d;
+  matmul_nt(att, L.wo.data(), out, nq, d, nh * hd, /*accumulate=*/true);
 
-  float* xn = grow(tls.xn, static_cast<size_t>(n) * d);
-  float* gate = grow(tls.gate, static_cast<size_t>(n) * ff);
-  float* up = grow(tls.up, static_cast<size_t>(n) * ff);
-  rmsnorm(hidden, L.ffn_norm.data(), xn, n, d, static_cast<float>(cfg_.norm_eps));
-  matmul_nt(xn, L.w_gate.data(), gate, n, ff, d);
-  matmul_nt(xn, L.w_up.data(), up, n, ff, d);
-  swiglu(gate, up, gate, static_cast<int64_t>(n) * ff);
-  matmul_nt(gate, L.w_down.data(), hidden, n, d, ff, /*accumulate=*/true);
+  float* xn = grow(tls.xn, static_cast<size_t>(nq) * d);
+  float* gate = grow(tls.gate, static_cast<size_t>(nq) * ff);
+  float* up = grow(tls.up, static_cast<size_t>(nq) * ff);
+  rmsnorm(out, L.ffn_norm.data(), xn, nq, d, static_cast<float>(cfg_.norm_eps));
+  matmul_nt(xn, L.w_gate.data(), gate, nq, ff, d);
+  matmul_nt(xn, L.w_up.data(), up, nq, ff, d);
+  swiglu(gate, up, gate, static_cast<int64_t>(nq) * ff);
+  matmul_nt(gate, L.w_down.data(), out, nq, d, ff, /*accumulate=*/true);
+}
+
+void Model::forward_last_rows(int l, float* hidden, int n, int row0, const AttentionPlan& plan) const {
+  check(plan.n_layers() == cfg_.n_layers && plan.n_kv_heads() == cfg_.n_kv_heads,
+        "attention plan is {} layers x {} KV heads, the model has {} x {}", plan.n_layers(),
+        plan.n_kv_heads(), cfg_.n_layers, cfg_.n_kv_heads);
+  check(0 <= l && l < cfg_.n_layers, "bad layer {}", l);
+  check(0 <= row0 && row0 < n, "forward_last_rows: first row {} outside [0, {})", row0, n);
+  layer(l, hidden, n, 0, plan, nullptr, row0);
+}
+
+double Model::layer_share_of_rows(int n, int row0) const {
+  // Multiply-adds of a layer with all n rows vs with outputs only for rows row0.. (K/V projections
+  // still take every row); attention counted over a causal triangle of full heads.
+  const double d = cfg_.d_model, hd = cfg_.head_dim, nh = cfg_.n_heads, nkv = cfg_.n_kv_heads, ff = cfg_.d_ff;
+  const double kv = 2 * d * nkv * hd, per_row = 2 * d * nh * hd + 3 * d * ff;
+  auto attn = [&](double first, double last) {  // sum of visible keys for query rows [first, last)
+    return (last * (last + 1) - first * (first + 1)) / 2 * 2 * hd * nh;
+  };
+  const double all = n * (kv + per_row) + attn(0, n);
+  const double part = n * kv + (n - row0) * per_row + attn(row0, n);
+  return part / all;
 }
 
 void Model::forward_layers(int l_begin, int l_end, float* hidden, int n, int64_t pos0,

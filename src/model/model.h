@@ -38,6 +38,13 @@ class Model {
   // read from it (the caller commits the cache after the last layer).
   void forward_layers(int l_begin, int l_end, float* hidden, int n, int64_t pos0,
                       const AttentionPlan& plan, KVStore* cache = nullptr) const;
+  // Layer l (no KV cache, positions 0..n-1) with outputs only for rows row0..n-1: keys and
+  // values still come from every row, queries, attention and the MLP only from those rows;
+  // rows below row0 keep their input. For the last layer when only its last rows are read
+  // (teacher-forced scoring). Same values as forward_layers on those rows.
+  void forward_last_rows(int l, float* hidden, int n, int row0, const AttentionPlan& plan) const;
+  // The share of a whole layer's multiply-adds that forward_last_rows(.., n, row0, ..) does.
+  double layer_share_of_rows(int n, int row0) const;
   // The attention inputs of layer l for hidden[n, d] at positions pos0..: q [n, n_heads*hd],
   // k and v [n, n_kv_heads*hd], after q/k norm and RoPE (what the attention kernel sees).
   // For analyses that need attention weights (static head scores).
@@ -61,7 +68,9 @@ class Model {
 
  private:
   void layer(int l, float* hidden, int n, int64_t pos0, const AttentionPlan& plan,
-             KVStore* cache) const;
+             KVStore* cache, int row0 = 0) const;
+  void project_qkv(int l, const float* hidden, int n, int64_t pos0, int row0, float* q, float* k,
+                   float* v) const;
   ModelConfig cfg_;
   ModelWeights w_;
   std::string source_, identity_;

@@ -39,7 +39,7 @@ Experiment make_experiment(const ExperimentOptions& o, bool need_calibration) {
   if (!need_calibration) return e;
   CalibrationOptions co = o.calib;
   co.window = o.window, co.sinks = o.sinks, co.chat = o.chat, co.seed = o.seed;
-  e.calibration = make_calibration(*e.tokenizer, co);
+  e.calibration = make_calibration(*e.tokenizer, co, e.model.get());
   mo.exact_weight = e.calibration.exact_weight;
   mo.logprob_weight = o.logprob_weight >= 0 ? o.logprob_weight : e.calibration.logprob_weight;
   mo.description = e.calibration.description;

@@ -2,6 +2,7 @@
 #include "search/bosch_search.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cmath>
@@ -65,6 +66,7 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
   check(opt.destroy_fraction > 0 && opt.destroy_fraction <= 1,
         "--destroy {}: expected a fraction in (0, 1]", opt.destroy_fraction);
   const auto t_start = Clock::now();
+  const ObjectiveStats stats_start = ev.objective().stats();
   SearchResult r;
   r.k_total = target_count(opt.ratio, L, H);
 
@@ -98,7 +100,27 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
     r.bits = initial_assignment(r.probe, r.ratios.counts, H);
     ev.set_stage("ratio");
     before = ev.fresh();
-    const double start_score = ev.evaluate(r.bits).score;  // the starting point of stage 3
+    double start_score = ev.evaluate(r.bits).score;  // the starting point of stage 3
+    // Guard: the drops are measured at c heads per layer, and a layer that loses nothing at c
+    // may lose everything at c + 1 (its c most local heads can go, the next one is a retrieval
+    // head). So the adaptive start must beat the near-uniform one (the stage-1 cascade itself
+    // when c * L = K), else stage 3 starts from the uniform counts. One more evaluation at most.
+    const std::vector<int> uniform = uniform_counts(r.ratios.weights, H, r.k_total);
+    if (uniform != r.ratios.counts) {
+      const HeadBits ubits = initial_assignment(r.probe, uniform, H);
+      const double uscore = ev.evaluate(ubits).score;
+      r.ratios.adaptive_score = start_score;
+      r.ratios.uniform_score = uscore;
+      if (uscore > start_score) {
+        r.ratios.uniform_fallback = true;
+        r.ratios.adaptive_counts = r.ratios.counts;
+        r.ratios.counts = uniform;
+        r.bits = ubits;
+        counts = fmt::format("{} (adaptive {} scored S^={:.6f} < uniform {:.6f}: uniform kept)",
+                             fmt::join(uniform, ","), counts, start_score, uscore);
+        start_score = uscore;
+      }
+    }
     r.stages.push_back(
         {"ratios", ev.fresh() - before, since(t0), start_score, "heads per layer " + counts});
     report(r.stages.back());
@@ -122,7 +144,7 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
   r.replayed = ev.replayed();
   r.memo_hits = ev.memo_hits();
   r.objective_seconds = ev.objective_seconds();
-  r.objective_stats = ev.objective().stats();
+  r.objective_stats = ev.objective().stats().since(stats_start);
   r.seconds = since(t_start);
   return r;
 }
@@ -183,9 +205,16 @@ nlohmann::json SearchResult::to_json() const {
           {"layer_forwards", os.layer_forwards},
           {"layer_forwards_naive", naive_all},
           {"layer_forward_saving", os.layer_forwards > 0 ? naive_all / os.layer_forwards : 0.0},
+          {"layer_work", os.layer_work},
+          {"work_saving", os.layer_work > 0 ? naive_all / os.layer_work : 0.0},
           {"layer_forward_saving_cache_only",
            os.layer_forwards > 0 ? double(os.layer_forwards_naive) / os.layer_forwards : 0.0},
           {"stages", stages_j},
+          {"ratio_guard",
+           {{"uniform_fallback", ratios.uniform_fallback},
+            {"adaptive_counts", ratios.uniform_fallback ? ratios.adaptive_counts : ratios.counts},
+            {"adaptive_score", ratios.adaptive_score},
+            {"uniform_score", ratios.uniform_score}}},
           {"layers", layers},
           {"groups", groups_j}};
 }

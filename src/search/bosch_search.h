@@ -59,9 +59,16 @@ struct RatioAssignment {
   std::vector<double> weights;  // w_l in [0, 1], 1 = least sensitive
   std::vector<double> targets;  // continuous SWA head count per layer before rounding
   std::vector<int> counts;      // SWA heads per layer, sum == K
+  // The guard (bosch_search.cpp): the adaptive counts lost to the near-uniform ones.
+  bool uniform_fallback = false;
+  std::vector<int> adaptive_counts;  // what assign_ratios proposed
+  double adaptive_score = 0, uniform_score = 0;  // S^ of both starting points
 };
 std::vector<double> probe_drops(const ProbeResult& probe);
 RatioAssignment assign_ratios(const std::vector<double>& drops, int n_heads, int k_total);
+// K heads spread as evenly as possible (floor(K/L) per layer, one more for the K mod L layers
+// of highest weight; ties: lower layer first).
+std::vector<int> uniform_counts(const std::vector<double>& weights, int n_heads, int k_total);
 
 // ---- stage 3 ----
 struct GroupResult {

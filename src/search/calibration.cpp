@@ -7,6 +7,8 @@
 #include "tasks/longbench.h"
 #include "tasks/niah.h"
 #include "tasks/prompt_fit.h"
+#include "tasks/scoring.h"
+#include "util/progress.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
@@ -87,16 +89,39 @@ Calibration longbench_calibration(const Tokenizer& tok, const CalibrationOptions
   return c;
 }
 
+// Drops the samples the full model does not answer exactly.
+void keep_solved(const Model& m, Calibration& c) {
+  const size_t before = c.samples.size();
+  const AttentionPlan full = m.full_plan();
+  std::vector<TaskSample> kept;
+  Progress progress("calibration: full-model check", before);
+  for (auto& s : c.samples) {
+    if (score_sample(m, full, s).exact) kept.push_back(std::move(s));
+    progress.add();
+  }
+  progress.finish();
+  check(!kept.empty(), "--calib-solved-only: the full model answers none of the {} calibration samples ({}); "
+        "choose families or lengths the model can do", before, c.description);
+  c.samples = std::move(kept);
+  c.description += fmt::format(" | solved by the full model: {} of {}", c.samples.size(), before);
+}
+
 }  // namespace
 
-Calibration make_calibration(const Tokenizer& tok, const CalibrationOptions& o) {
+Calibration make_calibration(const Tokenizer& tok, const CalibrationOptions& o, const Model* model) {
   check(!o.lengths.empty(), "--lengths: need at least one length");
   const std::string& spec = o.objective;
-  if (spec == "niah" || spec.rfind("niah:", 0) == 0) return niah_calibration(tok, o, spec);
-  if (spec.rfind("text:", 0) == 0) return text_calibration(tok, o, spec.substr(5));
-  if (spec.rfind("longbench:", 0) == 0) return longbench_calibration(tok, o, spec.substr(10));
-  fail("--objective {}: expected niah[:families], text:FILE, longbench:DIR or synthetic:LxH[:SEED]",
-       spec);
+  Calibration c;
+  if (spec == "niah" || spec.rfind("niah:", 0) == 0) c = niah_calibration(tok, o, spec);
+  else if (spec.rfind("text:", 0) == 0) c = text_calibration(tok, o, spec.substr(5));
+  else if (spec.rfind("longbench:", 0) == 0) c = longbench_calibration(tok, o, spec.substr(10));
+  else fail("--objective {}: expected niah[:families], text:FILE, longbench:DIR or synthetic:LxH[:SEED]", spec);
+  if (o.solved_only) {
+    check(c.exact_weight > 0, "--calib-solved-only: the objective {} has no exact answers to solve", spec);
+    check(model != nullptr, "--calib-solved-only: internal error: no model to check the samples with");
+    keep_solved(*model, c);
+  }
+  return c;
 }
 
 }  // namespace bosch::search

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/model.h"
 #include "tasks/task_sample.h"
 #include "tokenizer/tokenizer.h"
 
@@ -24,6 +25,10 @@ struct CalibrationOptions {
   std::string haystack = "markov";
   bool chat = true;
   int window = 64, sinks = 4;  // text: the unscored prefix
+  // Keep only the samples the full model answers exactly (niah, longbench). Where the full
+  // model fails, a mask can only "help" by chance, and a search on few samples then chases
+  // that noise; S^ on solved samples measures what a mask keeps of what the model can do.
+  bool solved_only = false;
 };
 
 struct Calibration {
@@ -32,6 +37,8 @@ struct Calibration {
   std::string description;
 };
 
-Calibration make_calibration(const Tokenizer& tok, const CalibrationOptions& opt);
+// `model` is needed only with solved_only (it scores the samples with full attention).
+Calibration make_calibration(const Tokenizer& tok, const CalibrationOptions& opt,
+                             const Model* model = nullptr);
 
 }  // namespace bosch::search

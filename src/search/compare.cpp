@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
@@ -171,7 +172,8 @@ CompareResult run_compare(Objective& calib, Objective& test, BaselineRunner& bas
         eo.config["objective"] = calib.describe();
         if (!opt.journal_dir.empty()) {
           eo.journal_path = fmt::format("{}/search-r{}.jsonl", opt.journal_dir, ratio);
-          eo.resume = opt.resume;
+          // Ratios the killed run had not reached yet have no journal: they start afresh.
+          eo.resume = opt.resume && std::filesystem::exists(eo.journal_path);
         }
         Evaluator ev(calib, eo);
         SearchResult sr = run_bosch_search(ev, so);

@@ -58,7 +58,6 @@ class Evaluator {
   double s_allswa() const { return s_allswa_; }
 
   Evaluation evaluate(const HeadBits& bits);
-  void set_base(const HeadBits& bits) { obj_.set_base(bits); }
   double loss_of(const RawScore& raw, const HeadBits& bits) const;
   double normalise(double raw) const;
 

@@ -140,7 +140,6 @@ GroupResult optimise_group(Evaluator& ev, const SearchOptions& opt, const std::v
   GroupResult g;
   g.layers = layers;
   GroupSearch s{ev, opt.budget_group, stall_limit(opt, opt.budget_group)};
-  ev.set_base(assignment);
   double cur_loss = s.eval(assignment).loss;
   g.start_loss = cur_loss;
 
@@ -217,7 +216,6 @@ GroupResult optimise_group(Evaluator& ev, const SearchOptions& opt, const std::v
       if (cand_loss < cur_loss) {  // accept improvements only
         assignment = std::move(cand);
         cur_loss = cand_loss;
-        ev.set_base(assignment);
         grow = 0;
       } else {
         ++grow;

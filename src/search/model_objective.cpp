@@ -11,86 +11,82 @@
 
 namespace bosch::search {
 
+namespace {
+
+// Floats of one layer input for all samples (the last token is never an input).
+int64_t state_floats(const std::vector<TaskSample>& samples, int d_model) {
+  int64_t n = 0;
+  for (const auto& s : samples) n += static_cast<int64_t>(s.n_tokens() > 0 ? s.n_tokens() - 1 : 0);
+  return std::max<int64_t>(n, 1) * d_model;
+}
+
+}  // namespace
+
 ModelObjective::ModelObjective(const Model& m, std::vector<TaskSample> samples,
                                ModelObjectiveOptions opt)
-    : m_(m), samples_(std::move(samples)), opt_(std::move(opt)) {
-  const ModelConfig& c = m_.config();
-  L_ = c.n_layers, H_ = c.n_kv_heads, d_ = c.d_model;
+    : m_(m),
+      samples_(std::move(samples)),
+      opt_(std::move(opt)),
+      L_(m_.config().n_layers),
+      H_(m_.config().n_kv_heads),
+      d_(m_.config().d_model),
+      cache_(L_, H_, state_floats(samples_, d_), opt_.use_cache ? opt_.cache_bytes : 0) {
   check(!samples_.empty(), "search objective: no calibration samples");
   check(opt_.window > 0 && opt_.sinks >= 0, "--window {} / --sinks {}: need window > 0, sinks >= 0",
         opt_.window, opt_.sinks);
-  base_.assign(static_cast<size_t>(L_) * H_, 0);
-  int64_t per_layer = 0;
+  int64_t off = 0;
   for (const auto& s : samples_) {
     check(!s.answers.empty() && s.n_tokens() >= 2,
           "search objective: calibration sample (seed {}) has no answer to score", s.seed);
-    const int n = static_cast<int>(s.n_tokens()) - 1;  // the last token is never an input
-    n_tokens_.push_back(n);
-    per_layer += int64_t(n) * d_ * int64_t(sizeof(float));
+    n_tokens_.push_back(static_cast<int>(s.n_tokens()) - 1);  // the last token is never an input
+    offset_.push_back(off);
+    off += static_cast<int64_t>(n_tokens_.back()) * d_;
   }
-  // Checkpoint stride: the smallest k whose ceil(L / k) checkpoints fit the memory limit
-  // (layer 0, the embedding output, is always kept).
-  stride_ = opt_.use_cache ? 1 : L_;
-  while (stride_ < L_ && per_layer * ((L_ + stride_ - 1) / stride_) > opt_.cache_bytes) ++stride_;
-  const int n_ckpt = (L_ + stride_ - 1) / stride_;
-  states_.resize(samples_.size());
+  embedded_.resize(static_cast<size_t>(off));
   for (size_t i = 0; i < samples_.size(); ++i) {
     const auto& s = samples_[i];
     std::vector<int32_t> seq(s.prompt_ids);
     seq.insert(seq.end(), s.continuation_ids.begin(), s.continuation_ids.end() - 1);
-    states_[i].resize(n_ckpt);
-    states_[i][0].resize(static_cast<size_t>(n_tokens_[i]) * d_);
-    m_.embed(seq.data(), n_tokens_[i], states_[i][0].data());
+    m_.embed(seq.data(), n_tokens_[i], embedded_.data() + offset_[i]);
   }
 }
 
-int64_t ModelObjective::cache_bytes() const {
-  int64_t b = 0;
-  for (const auto& s : states_)
-    for (const auto& c : s) b += static_cast<int64_t>(c.capacity() * sizeof(float));
-  return b;
-}
-
-int ModelObjective::first_difference(const HeadBits& a, const HeadBits& b) const {
-  for (int l = 0; l < L_; ++l)
-    for (int h = 0; h < H_; ++h)
-      if (a[static_cast<size_t>(l) * H_ + h] != b[static_cast<size_t>(l) * H_ + h]) return l;
-  return L_;
-}
-
-void ModelObjective::set_base(const HeadBits& swa) {
-  check(swa.size() == base_.size(), "search objective: mask of {} bits, expected {}", swa.size(),
-        base_.size());
-  valid_upto_ = std::min(valid_upto_, first_difference(base_, swa));
-  base_ = swa;
-}
-
 RawScore ModelObjective::evaluate(const HeadBits& swa) {
-  check(swa.size() == base_.size(), "search objective: mask of {} bits, expected {}", swa.size(),
-        base_.size());
+  check(swa.size() == static_cast<size_t>(L_) * H_, "search objective: mask of {} bits, expected {}",
+        swa.size(), static_cast<size_t>(L_) * H_);
   const AttentionPlan plan = AttentionPlan::from_bits(L_, H_, swa, opt_.window, opt_.sinks);
-  const int f = first_difference(base_, swa);
-  // Start at the highest valid checkpoint at or below the first changed layer.
-  const int start_ckpt = std::min(f, valid_upto_) / stride_;
-  const int start = start_ckpt * stride_;
-  // Checkpoints in (start, f] get refilled on the way (those layers are base layers).
-  const int refill_to = std::min(f, L_ - 1);
+  const float* start_states = embedded_.data();
+  int start = 0;
+  if (opt_.use_cache) {
+    const float* hit = nullptr;
+    start = cache_.deepest(swa, &hit);
+    if (hit) start_states = hit;
+  }
+  // The inputs of layers start+1 .. start+n_keep are kept for later candidates (the shallower
+  // ones first: more candidates share them).
+  const int n_keep = opt_.use_cache ? cache_.make_room(L_ - 1 - start, swa, start) : 0;
+  std::vector<std::vector<float>> keep(n_keep, std::vector<float>(embedded_.size()));
   double exact = 0, logprob = 0;
   std::vector<float> h;
   for (size_t i = 0; i < samples_.size(); ++i) {
     const int n = n_tokens_[i];
-    h = states_[i][start_ckpt];
-    for (int j = start; j < L_; ++j) {
-      if (j > start && j <= refill_to && j % stride_ == 0 && j > valid_upto_)
-        states_[i][j / stride_] = h;
+    const size_t rows = static_cast<size_t>(n) * d_;
+    h.assign(start_states + offset_[i], start_states + offset_[i] + rows);
+    for (int j = start; j < L_ - 1; ++j) {
       m_.forward_layers(j, j + 1, h.data(), n, 0, plan);
-      ++stats_.layer_forwards;
+      if (j - start < n_keep) std::copy(h.begin(), h.end(), keep[j - start].begin() + offset_[i]);
     }
+    // The last layer only for the rows that are scored (from the one predicting the first
+    // continuation token on).
+    const int row0 = static_cast<int>(samples_[i].prompt_ids.size()) - 1;
+    m_.forward_last_rows(L_ - 1, h.data(), n, row0, plan);
+    stats_.layer_forwards += L_ - start;
+    stats_.layer_work += (L_ - 1 - start) + m_.layer_share_of_rows(n, row0);
     const SampleScore sc = score_sample_from_hidden(m_, h.data(), samples_[i]);
     exact += sc.score;
     logprob += sc.mean_logprob;
   }
-  valid_upto_ = std::max(valid_upto_, (refill_to / stride_) * stride_);
+  for (int k = 0; k < n_keep; ++k) cache_.store(start + 1 + k, swa, std::move(keep[k]));
   const double ns = static_cast<double>(samples_.size());
   stats_.layer_forwards_naive += static_cast<int64_t>(L_) * static_cast<int64_t>(samples_.size());
   ++stats_.evaluations;

@@ -20,8 +20,15 @@ struct RawScore {
 // Cost accounting of an objective that runs a model (zeros for synthetic ones).
 struct ObjectiveStats {
   int64_t evaluations = 0;        // calls to evaluate()
-  int64_t layer_forwards = 0;     // (sample, layer) forwards actually run, incl. cache refills
+  int64_t layer_forwards = 0;     // (sample, layer) forwards actually run
+  double layer_work = 0;          // the same in whole layers: a last layer run only for the
+                                  // scored rows counts as its share of multiply-adds
   int64_t layer_forwards_naive = 0;  // what recomputing every candidate from layer 0 would cost
+  // The cost between two snapshots (an objective shared by several searches counts them all).
+  ObjectiveStats since(const ObjectiveStats& start) const {
+    return {evaluations - start.evaluations, layer_forwards - start.layer_forwards,
+            layer_work - start.layer_work, layer_forwards_naive - start.layer_forwards_naive};
+  }
 };
 
 class Objective {
@@ -31,10 +38,6 @@ class Objective {
   virtual int n_heads() const = 0;  // KV heads per layer
   // Must be deterministic: the same bits always give the same score (resume relies on it).
   virtual RawScore evaluate(const HeadBits& swa) = 0;
-  // The search's current committed assignment; following candidates mostly differ from it in
-  // few layers, so an objective with a hidden-state cache keys the cache on it. A hint only:
-  // evaluate() must be correct for any bits whatever the base.
-  virtual void set_base(const HeadBits& swa) {}
   // Identifies the objective (and its data) in the journal header, so a journal is not resumed
   // against another objective.
   virtual std::string describe() const = 0;

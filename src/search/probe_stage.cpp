@@ -101,7 +101,6 @@ ProbeResult run_probe_stage(Evaluator& ev, const SearchOptions& opt) {
   ev.set_progress(&progress);
   ev.set_stage("probe");
   for (int l = L - 1; l >= 0; --l) {
-    ev.set_base(res.cascade);
     LayerSearch s(ev, res.cascade, l, H, opt.budget_probe, stall_limit(opt, opt.budget_probe));
     if (c == 0) {
       s.eval({});

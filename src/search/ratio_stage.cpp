@@ -78,4 +78,15 @@ RatioAssignment assign_ratios(const std::vector<double>& drops, int n_heads, int
   return r;
 }
 
+std::vector<int> uniform_counts(const std::vector<double>& weights, int n_heads, int k_total) {
+  const int L = static_cast<int>(weights.size());
+  check(L > 0 && k_total >= 0 && k_total <= L * n_heads, "uniform_counts: K = {} outside [0, {}]", k_total,
+        L * n_heads);
+  std::vector<int> order(L), counts(L, k_total / L);
+  for (int l = 0; l < L; ++l) order[l] = l;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return weights[a] > weights[b]; });
+  for (int i = 0; i < k_total % L; ++i) ++counts[order[i]];
+  return counts;
+}
+
 }  // namespace bosch::search

@@ -25,7 +25,6 @@ SingleHeadSweep single_head_sweep(Objective& obj) {
   r.ablation = {L, H, std::vector<double>(N, 0)};
   r.gate = r.ablation;
   HeadBits bits(N, 0);
-  obj.set_base(bits);  // every candidate differs from the full model in one layer
   r.full = obj.evaluate(bits);
   r.single.resize(N);
   Progress progress("single-head sweep", N);

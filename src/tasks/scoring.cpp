@@ -44,7 +44,10 @@ SampleScore score_sample(const Model& m, const AttentionPlan& plan, const TaskSa
   const int n = static_cast<int>(seq.size());
   std::vector<float> hidden(static_cast<size_t>(n) * m.config().d_model);
   m.embed(seq.data(), n, hidden.data());
-  m.forward_layers(0, m.config().n_layers, hidden.data(), n, 0, plan);
+  const int L = m.config().n_layers;
+  m.forward_layers(0, L - 1, hidden.data(), n, 0, plan);
+  // Only the rows that predict the continuation are read: the last layer computes just those.
+  m.forward_last_rows(L - 1, hidden.data(), n, static_cast<int>(s.prompt_ids.size()) - 1, plan);
   return score_sample_from_hidden(m, hidden.data(), s);
 }
 

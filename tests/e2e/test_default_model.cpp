@@ -7,6 +7,8 @@
 #include <filesystem>
 
 #include "model/model.h"
+#include "search/calibration.h"
+#include "util/error.h"
 #include "tasks/niah.h"
 #include "tasks/prompt_fit.h"
 #include "tasks/scoring.h"
@@ -50,4 +52,30 @@ TEST(DefaultModel, AnswersNiahWithFullAttentionAndNotWithEveryHeadSwa) {
   RecordProperty("all_swa_exact_match", std::to_string(swa));
   EXPECT_GE(full, 0.3) << "full attention, 24 test-split NIAH samples at 1024 tokens (0.385 when trained)";
   EXPECT_LE(swa, 0.2) << "every KV head SWA(64, 4): the needles are out of reach";
+}
+
+// --calib-solved-only keeps exactly the calibration samples the full model answers, and says so.
+TEST(DefaultModel, SolvedOnlyCalibrationKeepsWhatTheFullModelAnswers) {
+  ASSERT_TRUE(std::filesystem::exists(kModel + "/model.safetensors"));
+  auto m = Model::load(kModel);
+  auto tok = load_tokenizer(kModel);
+  search::CalibrationOptions co;
+  co.objective = "niah:passkey,multikey";
+  co.lengths = {1024};
+  co.depths = 3;
+  const auto all = search::make_calibration(*tok, co);
+  co.solved_only = true;
+  const auto solved = search::make_calibration(*tok, co, m.get());
+  ScoreOptions so;
+  so.progress = false;
+  size_t exact = 0;
+  for (const auto& s : score_samples(*m, m->full_plan(), all.samples, so)) exact += s.exact ? 1 : 0;
+  ASSERT_GT(exact, 0u);
+  ASSERT_LT(exact, all.samples.size()) << "the model answers every sample: the filter is not exercised";
+  ASSERT_EQ(solved.samples.size(), exact);
+  for (const auto& s : score_samples(*m, m->full_plan(), solved.samples, so)) EXPECT_TRUE(s.exact);
+  EXPECT_NE(solved.description.find("solved by the full model"), std::string::npos) << solved.description;
+  co.objective = "text:" + kModel + "/config.json";
+  co.lengths = {100};
+  EXPECT_THROW(search::make_calibration(*tok, co, m.get()), Error);
 }

@@ -69,6 +69,38 @@ TEST_P(ForwardArch, MatchesNaiveReferenceFullAndMixedPlans) {
   }
 }
 
+// The last layer run only for its last rows gives those rows' values of the whole layer (and
+// leaves the rows below untouched), against the naive double-precision reference.
+TEST_P(ForwardArch, LastLayerOnLastRowsMatchesTheReference) {
+  auto m = random_model(GetParam());
+  const auto& c = m->config();
+  const int n = 41, d = c.d_model;
+  auto tokens = random_tokens(n, c.vocab_size, 11);
+  for (const auto& plan : {m->full_plan(), mixed_plan(c, 5, 2)}) {
+    const auto want = reference::reference_forward(c, m->weights(), tokens, plan);  // [n, vocab]
+    for (int row0 : {0, 1, 17, n - 1}) {
+      std::vector<float> h(static_cast<size_t>(n) * d);
+      m->embed(tokens.data(), n, h.data());
+      m->forward_layers(0, c.n_layers - 1, h.data(), n, 0, plan);
+      const std::vector<float> below(h.begin(), h.begin() + static_cast<size_t>(row0) * d);
+      m->forward_last_rows(c.n_layers - 1, h.data(), n, row0, plan);
+      EXPECT_TRUE(std::equal(below.begin(), below.end(), h.begin())) << "rows below row0 changed";
+      std::vector<int> rows;
+      for (int r = row0; r < n; ++r) rows.push_back(r);
+      std::vector<float> got(rows.size() * c.vocab_size);
+      m->logits(h.data(), rows.data(), static_cast<int>(rows.size()), got.data());
+      const std::vector<double> ref(want.begin() + static_cast<size_t>(row0) * c.vocab_size, want.end());
+      EXPECT_LT(max_abs_diff(got, ref), 2e-4) << GetParam() << " row0 " << row0 << " " << plan.summary();
+    }
+    const double share = m->layer_share_of_rows(n, n - 1);
+    EXPECT_GT(share, 0.0);
+    EXPECT_LT(share, 0.5);
+    EXPECT_DOUBLE_EQ(m->layer_share_of_rows(n, 0), 1.0);
+  }
+  std::vector<float> h(static_cast<size_t>(n) * d);
+  EXPECT_THROW(m->forward_last_rows(c.n_layers - 1, h.data(), n, n, m->full_plan()), bosch::Error);
+}
+
 TEST_P(ForwardArch, WindowCoveringTheSequenceEqualsFullAttention) {
   auto m = random_model(GetParam());
   const auto& c = m->config();

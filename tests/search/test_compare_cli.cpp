@@ -82,3 +82,29 @@ TEST(CompareCli, CompareWritesResultsAndReport) {
   EXPECT_NE(run("compare " + kModel + " --ratios 0.5 --methods intr --objective text:" + kModel), 0);
   std::filesystem::remove_all(dir);
 }
+
+// A compare killed after its first ratio's search (its journal complete, the second ratio's
+// missing), resumed with --resume: the first search is replayed from its journal, the second
+// runs afresh, and the masks equal those of an uninterrupted run.
+TEST(CompareCli, ResumeAfterAKillGivesTheSameMasks) {
+  if (auto r = skip_reason(); !r.empty()) GTEST_SKIP() << "SKIPPED: " << r;
+  const auto dir = temp_dir("bosch_compare_resume");
+  const std::string args = "compare " + kModel + " --methods bosch --budget-probe 4 --budget-group 6 --test-depths 2" + kSmall;
+  ASSERT_EQ(run(args + " --ratios 0.5,0.75 --json " + (dir / "whole.json").string()), 0);
+  // The "killed" run: only the first ratio finished, its journal is left behind.
+  ASSERT_EQ(run(args + " --ratios 0.5,0.75 --journal-dir " + (dir / "j").string() + " --json " +
+                (dir / "first.json").string()),
+            0);
+  std::filesystem::remove(dir / "j" / "search-r0.75.jsonl");
+  ASSERT_EQ(run(args + " --ratios 0.5,0.75 --journal-dir " + (dir / "j").string() + " --resume --json " +
+                (dir / "resumed.json").string()),
+            0);
+  const auto whole = nlohmann::json::parse(bosch::read_file((dir / "whole.json").string()));
+  const auto resumed = nlohmann::json::parse(bosch::read_file((dir / "resumed.json").string()));
+  ASSERT_EQ(whole["results"].size(), 2u);
+  ASSERT_EQ(resumed["results"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(whole["results"][i]["mask"], resumed["results"][i]["mask"]) << i;
+  EXPECT_TRUE(std::filesystem::exists(dir / "j" / "search-r0.75.jsonl"));
+  EXPECT_NE(run(args + " --ratios 0.5 --resume"), 0) << "--resume needs --journal-dir";
+  std::filesystem::remove_all(dir);
+}

@@ -361,3 +361,41 @@ TEST(BoschSearch, SameSeedSameResultOtherSeedRuns) {
   ASSERT_EQ(a.stages[2].name, "ratios");
   EXPECT_GE(a.score, a.stages[2].best_score);
 }
+
+namespace {
+
+// Layer 1 loses nothing with up to 2 SWA heads and everything with a third (its two
+// retrieval heads); every SWA head elsewhere costs 0.01. At rho = 0.5 (c = 2) the probes see
+// layer 1 as the least sensitive layer, so the adaptive ratios give it all 4 heads.
+class CliffObjective : public Objective {
+ public:
+  int n_layers() const override { return 4; }
+  int n_heads() const override { return 4; }
+  RawScore evaluate(const HeadBits& b) override {
+    int layer1 = 0, others = 0;
+    for (int l = 0; l < 4; ++l)
+      for (int h = 0; h < 4; ++h) (l == 1 ? layer1 : others) += b[l * 4 + h];
+    RawScore r;
+    r.value = (layer1 > 2 ? 0.0 : 1.0) - 0.01 * others;
+    return r;
+  }
+  std::string describe() const override { return "cliff"; }
+};
+
+}  // namespace
+
+TEST(RatioStage, GuardKeepsUniformCountsWhenTheAdaptiveStartLoses) {
+  CliffObjective obj;
+  Evaluator ev(obj, quiet_options(0.5));
+  SearchOptions so;
+  so.ratio = 0.5;
+  const SearchResult r = run_bosch_search(ev, so);
+  EXPECT_EQ(r.ratios.adaptive_counts[1], 4) << "the planted trap did not trigger";
+  EXPECT_TRUE(r.ratios.uniform_fallback);
+  EXPECT_LT(r.ratios.adaptive_score, r.ratios.uniform_score);
+  EXPECT_EQ(count_ones(r.bits), 8);
+  EXPECT_LE(layer_count(r.bits, 1, 4), 2);
+  EXPECT_GT(r.score, 0.9);
+  EXPECT_EQ(uniform_counts({0.0, 1.0, 0.5, 1.0}, 4, 6), (std::vector<int>{1, 2, 1, 2}));
+  EXPECT_EQ(uniform_counts({0.2, 0.1, 0.9}, 4, 7), (std::vector<int>{2, 2, 3}));
+}

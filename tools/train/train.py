@@ -27,7 +27,7 @@ sys.path.insert(0, HERE)
 import byte_tokenizer  # noqa: E402
 from data import PhasePool, length_histogram, load_jsonl  # noqa: E402
 from circuit_init import implant_induction  # noqa: E402
-from export import export_model  # noqa: E402
+from export import export_model, load_model_dir  # noqa: E402
 from model import Qwen3, Qwen3Config, describe  # noqa: E402
 
 
@@ -56,8 +56,8 @@ def parse_args(argv=None):
                     help="plain random init (default: warm start of an induction circuit in layers "
                          "0-1, see circuit_init.py)")
     ap.add_argument("--init-from", default=None,
-                    help="start from this checkpoint's weights (same architecture) with a new plan and "
-                         "a fresh optimizer: a second training stage")
+                    help="start from this checkpoint's (or exported model directory's) weights (same "
+                         "architecture) with a new plan and a fresh optimizer: a second training stage")
     ap.add_argument("--answer-weight", type=float, default=5.0)
     ap.add_argument("--log-every", type=int, default=10)
     ap.add_argument("--eval-every", type=int, default=0, help="steps between evals (0: ~8 per run)")
@@ -287,8 +287,15 @@ def main(argv=None):
     model = Qwen3(cfg)
     model.init_weights(torch.Generator().manual_seed(a.seed), qk_norm_init=a.qk_norm_init)
     if a.init_from and not resume:
-        src = torch.load(a.init_from, map_location="cpu")
-        if src["model_config"] != cfg.to_dict():
+        if os.path.isdir(a.init_from):  # an exported model directory (e.g. models/default)
+            src_model = load_model_dir(a.init_from)
+            src = {"model_config": src_model.c.to_dict(), "model": src_model.state_dict(), "step": "exported"}
+        else:
+            src = torch.load(a.init_from, map_location="cpu")
+        speed_only = {"attn_chunk"}  # not part of the architecture
+        same = {k: v for k, v in src["model_config"].items() if k not in speed_only} == \
+            {k: v for k, v in cfg.to_dict().items() if k not in speed_only}
+        if not same:
             sys.exit(f"error: --init-from {a.init_from}: architecture {src['model_config']} differs "
                      f"from this run's {cfg.to_dict()}")
         model.load_state_dict(src["model"])
