@@ -190,10 +190,14 @@ void Model::layer(int l, float* hidden, int n, int64_t pos0, const AttentionPlan
   matmul_nt(gate, L.w_down.data(), out, nq, d, ff, /*accumulate=*/true);
 }
 
-void Model::forward_last_rows(int l, float* hidden, int n, int row0, const AttentionPlan& plan) const {
+void Model::check_plan(const AttentionPlan& plan) const {
   check(plan.n_layers() == cfg_.n_layers && plan.n_kv_heads() == cfg_.n_kv_heads,
         "attention plan is {} layers x {} KV heads, the model has {} x {}", plan.n_layers(),
         plan.n_kv_heads(), cfg_.n_layers, cfg_.n_kv_heads);
+}
+
+void Model::forward_last_rows(int l, float* hidden, int n, int row0, const AttentionPlan& plan) const {
+  check_plan(plan);
   check(0 <= l && l < cfg_.n_layers, "bad layer {}", l);
   check(0 <= row0 && row0 < n, "forward_last_rows: first row {} outside [0, {})", row0, n);
   layer(l, hidden, n, 0, plan, nullptr, row0);
@@ -214,9 +218,7 @@ double Model::layer_share_of_rows(int n, int row0) const {
 
 void Model::forward_layers(int l_begin, int l_end, float* hidden, int n, int64_t pos0,
                            const AttentionPlan& plan, KVStore* cache) const {
-  check(plan.n_layers() == cfg_.n_layers && plan.n_kv_heads() == cfg_.n_kv_heads,
-        "attention plan is {} layers x {} KV heads, the model has {} x {}", plan.n_layers(),
-        plan.n_kv_heads(), cfg_.n_layers, cfg_.n_kv_heads);
+  check_plan(plan);
   check(0 <= l_begin && l_begin <= l_end && l_end <= cfg_.n_layers, "bad layer range [{}, {})",
         l_begin, l_end);
   for (int l = l_begin; l < l_end; ++l) layer(l, hidden, n, pos0, plan, cache);

@@ -69,6 +69,7 @@ class Model {
  private:
   void layer(int l, float* hidden, int n, int64_t pos0, const AttentionPlan& plan,
              KVStore* cache, int row0 = 0) const;
+  void check_plan(const AttentionPlan& plan) const;  // Error unless it has this model's shape
   void project_qkv(int l, const float* hidden, int n, int64_t pos0, int row0, float* q, float* k,
                    float* v) const;
   ModelConfig cfg_;

@@ -76,9 +76,8 @@ RawScore ModelObjective::evaluate(const HeadBits& swa) {
       m_.forward_layers(j, j + 1, h.data(), n, 0, plan);
       if (j - start < n_keep) std::copy(h.begin(), h.end(), keep[j - start].begin() + offset_[i]);
     }
-    // The last layer only for the rows that are scored (from the one predicting the first
-    // continuation token on).
-    const int row0 = static_cast<int>(samples_[i].prompt_ids.size()) - 1;
+    // The last layer only for the rows that are scored.
+    const int row0 = first_scored_row(samples_[i]);
     m_.forward_last_rows(L_ - 1, h.data(), n, row0, plan);
     stats_.layer_forwards += L_ - start;
     stats_.layer_work += (L_ - 1 - start) + m_.layer_share_of_rows(n, row0);

@@ -36,6 +36,8 @@ SampleScore score_sample_from_hidden(const Model& m, const float* hidden, const 
   return out;
 }
 
+int first_scored_row(const TaskSample& s) { return static_cast<int>(s.prompt_ids.size()) - 1; }
+
 SampleScore score_sample(const Model& m, const AttentionPlan& plan, const TaskSample& s) {
   check(!s.prompt_ids.empty() && !s.continuation_ids.empty(),
         "task sample ({}): empty prompt or continuation", s.family);
@@ -47,7 +49,7 @@ SampleScore score_sample(const Model& m, const AttentionPlan& plan, const TaskSa
   const int L = m.config().n_layers;
   m.forward_layers(0, L - 1, hidden.data(), n, 0, plan);
   // Only the rows that predict the continuation are read: the last layer computes just those.
-  m.forward_last_rows(L - 1, hidden.data(), n, static_cast<int>(s.prompt_ids.size()) - 1, plan);
+  m.forward_last_rows(L - 1, hidden.data(), n, first_scored_row(s), plan);
   return score_sample_from_hidden(m, hidden.data(), s);
 }
 

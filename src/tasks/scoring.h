@@ -40,6 +40,9 @@ SampleScore score_sample(const Model& m, const AttentionPlan& plan, const TaskSa
 // The same from hidden states after the last layer (final norm not applied) for the tokens
 // prompt_ids + continuation_ids without the last one: for callers that cache lower layers.
 SampleScore score_sample_from_hidden(const Model& m, const float* hidden, const TaskSample& s);
+// The first hidden row score_sample_from_hidden reads (the one predicting the first continuation
+// token): a last layer run from it on (Model::forward_last_rows) is all scoring needs.
+int first_scored_row(const TaskSample& s);
 // Greedy generation + string_match_all; also fills the teacher-forced fields.
 // max_new_tokens <= 0: max(64, 2 * continuation tokens). Stops at end-of-generation tokens or
 // once every answer has appeared.
