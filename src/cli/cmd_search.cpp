@@ -8,23 +8,19 @@
 
 #include "cli/command.h"
 #include "model/mask_file.h"
-#include "model/model.h"
 #include "search/bosch_search.h"
-#include "search/calibration.h"
-#include "search/model_objective.h"
+#include "search/baseline_setup.h"
 #include "search/synthetic_objective.h"
-#include "tokenizer/tokenizer.h"
 #include "util/error.h"
 
 namespace bosch::cli {
 namespace {
 
 struct SearchCliOptions {
-  std::string model, out, journal, resume;
+  std::string out, journal, resume;
   search::SearchOptions search;
-  search::CalibrationOptions calib;
-  double alpha = 1.0, logprob_weight = -1, cache_gb = 8;
-  int window = 64, sinks = 4;
+  search::ExperimentOptions exp;  // model, calibration, window/sinks, cache (shared with compare)
+  double alpha = 1.0;
   bool no_chat = false;
 };
 
@@ -33,46 +29,39 @@ void run_search(SearchCliOptions o) {
   check(o.journal.empty() || o.resume.empty() || o.journal == o.resume,
         "--journal {} and --resume {}: a resumed search appends to the journal it resumes; give "
         "one of them", o.journal, o.resume);
-  o.calib.window = o.window, o.calib.sinks = o.sinks, o.calib.chat = !o.no_chat;
-  o.calib.seed = o.search.seed;
+  o.exp.chat = !o.no_chat;
+  o.exp.seed = o.search.seed;
 
-  std::unique_ptr<Model> model;
-  std::unique_ptr<search::Objective> objective;
+  search::Experiment e;  // empty for synthetic objectives
+  std::unique_ptr<search::Objective> synthetic;
+  search::Objective* objective = nullptr;
   MaskModelInfo info;
   std::string model_path;
-  if (o.calib.objective.rfind("synthetic:", 0) == 0) {  // smoke runs without a model
-    objective = search::make_synthetic_objective(o.calib.objective);
+  if (o.exp.calib.objective.rfind("synthetic:", 0) == 0) {  // smoke runs without a model
+    synthetic = search::make_synthetic_objective(o.exp.calib.objective);
+    objective = synthetic.get();
     info.arch = "synthetic";
     info.n_layers = objective->n_layers();
     info.n_kv_heads = info.n_heads = objective->n_heads();
     info.identity = objective->describe();
   } else {
-    model_path = resolve_model(o.model);
-    model = Model::load(model_path);
-    auto tok = load_tokenizer(model_path);
-    search::Calibration cal = search::make_calibration(*tok, o.calib, model.get());
-    search::ModelObjectiveOptions mo;
-    mo.window = o.window, mo.sinks = o.sinks;
-    mo.exact_weight = cal.exact_weight;
-    mo.logprob_weight = o.logprob_weight >= 0 ? o.logprob_weight : cal.logprob_weight;
-    mo.cache_bytes = static_cast<int64_t>(o.cache_gb * (1 << 30));
-    mo.description = cal.description;
-    std::fprintf(stderr, "search: %zu calibration samples (%s)\n", cal.samples.size(),
-                 cal.description.c_str());
-    objective = std::make_unique<search::ModelObjective>(*model, std::move(cal.samples), mo);
-    info = mask_model_info(*model);
+    model_path = o.exp.model = resolve_model(o.exp.model);
+    e = search::make_experiment(o.exp, true);
+    objective = e.objective.get();
+    info = e.info;
   }
+  const int window = o.exp.window, sinks = o.exp.sinks;
 
   search::EvaluatorOptions eo;
   eo.target_ratio = o.search.ratio;
   eo.alpha = o.alpha;
-  eo.window = o.window, eo.sinks = o.sinks;
+  eo.window = window, eo.sinks = sinks;
   eo.resume = !o.resume.empty();
   eo.journal_path = eo.resume ? o.resume : (o.journal.empty() ? o.out + ".journal.jsonl" : o.journal);
   eo.config = o.search.to_json();
   eo.config["alpha"] = o.alpha;
-  eo.config["window"] = o.window;
-  eo.config["sinks"] = o.sinks;
+  eo.config["window"] = window;
+  eo.config["sinks"] = sinks;
   search::Evaluator ev(*objective, eo);
   if (eo.resume)
     std::fprintf(stderr, "search: resuming from %s (%zu journaled evaluations)\n",
@@ -87,8 +76,8 @@ void run_search(SearchCliOptions o) {
   prov["model_path"] = model_path;
   prov["journal"] = eo.journal_path;
   const AttentionPlan plan = AttentionPlan::from_bits(info.n_layers, info.n_kv_heads, r.bits,
-                                                      o.window, o.sinks);
-  MaskFile::from_plan(plan, info, o.search.ratio, prov, o.window, o.sinks).save(o.out);
+                                                      window, sinks);
+  MaskFile::from_plan(plan, info, o.search.ratio, prov, window, sinks).save(o.out);
 
   const auto j = r.to_json();
   std::fprintf(stderr,
@@ -108,23 +97,23 @@ void run_search(SearchCliOptions o) {
 
 CommandRegistrar reg("search", "BOSCH search: choose which KV heads become sliding-window attention", [](CLI::App& app) {
   auto o = std::make_shared<SearchCliOptions>();
-  app.add_option("model", o->model, "a .gguf file or Hugging Face directory (default: the embedded model)");
+  app.add_option("model", o->exp.model, "a .gguf file or Hugging Face directory (default: the embedded model)");
   app.add_option("--ratio", o->search.ratio, "target fraction of SWA heads (K = round(ratio * layers * KV heads))")
       ->required()->check(CLI::Range(0.0, 1.0));
   app.add_option("--out", o->out, "mask file to write (JSON)")->required();
-  app.add_option("--window", o->window, "SWA window W (recent tokens, the current one included)")
+  app.add_option("--window", o->exp.window, "SWA window W (recent tokens, the current one included)")
       ->capture_default_str()->check(CLI::Range(1, 1 << 24));
-  app.add_option("--sinks", o->sinks, "SWA sink tokens S")->capture_default_str()->check(CLI::Range(0, 1 << 20));
-  app.add_option("--objective", o->calib.objective,
+  app.add_option("--sinks", o->exp.sinks, "SWA sink tokens S")->capture_default_str()->check(CLI::Range(0, 1 << 20));
+  app.add_option("--objective", o->exp.calib.objective,
                  "niah[:families] (calibration split), text:FILE (-NLL), longbench:DIR, or "
                  "synthetic:LxH[:SEED] (no model; for testing)")->capture_default_str();
-  app.add_option("--lengths", o->calib.lengths, "calibration sample lengths in tokens")
+  app.add_option("--lengths", o->exp.calib.lengths, "calibration sample lengths in tokens")
       ->capture_default_str()->delimiter(',');
-  app.add_option("--depths", o->calib.depths, "niah: needle depths per length")->capture_default_str();
-  app.add_option("--samples", o->calib.samples, "niah: samples per (family, length, depth); text: chunks per length; longbench: samples per file")
+  app.add_option("--depths", o->exp.calib.depths, "niah: needle depths per length")->capture_default_str();
+  app.add_option("--samples", o->exp.calib.samples, "niah: samples per (family, length, depth); text: chunks per length; longbench: samples per file")
       ->capture_default_str()->check(CLI::Range(1, 1 << 20));
-  app.add_option("--haystack", o->calib.haystack, "niah text haystack: markov, noise or a text file")->capture_default_str();
-  app.add_flag("--calib-solved-only", o->calib.solved_only,
+  app.add_option("--haystack", o->exp.calib.haystack, "niah text haystack: markov, noise or a text file")->capture_default_str();
+  app.add_flag("--calib-solved-only", o->exp.calib.solved_only,
                "calibrate only on the samples the full model answers exactly (niah, longbench)");
   app.add_flag("--no-chat", o->no_chat, "do not wrap prompts in the model's chat template");
   app.add_option("--budget-probe", o->search.budget_probe, "stage 1: evaluations per layer (exhaustive when C(H, ceil(ratio*H)) fits)")
@@ -134,8 +123,8 @@ CommandRegistrar reg("search", "BOSCH search: choose which KV heads become slidi
   app.add_option("--destroy", o->search.destroy_fraction, "stage 3: share of a group's SWA heads moved per LNS step")
       ->capture_default_str()->check(CLI::Range(0.01, 1.0));
   app.add_option("--alpha", o->alpha, "weight of the ratio penalty alpha * (ratio(z) - ratio)^2")->capture_default_str();
-  app.add_option("--logprob-weight", o->logprob_weight, "weight of the mean answer log-probability in S (default: 0.01 niah/longbench, 1 text)");
-  app.add_option("--cache-gb", o->cache_gb, "memory for cached hidden states (GiB)")->capture_default_str();
+  app.add_option("--logprob-weight", o->exp.logprob_weight, "weight of the mean answer log-probability in S (default: 0.01 niah/longbench, 1 text)");
+  app.add_option("--cache-gb", o->exp.cache_gb, "memory for cached hidden states (GiB)")->capture_default_str();
   app.add_option("--seed", o->search.seed, "seed of the search and of the calibration samples")->capture_default_str();
   app.add_option("--journal", o->journal, "evaluation journal (JSONL; default OUT.journal.jsonl)");
   app.add_option("--resume", o->resume, "continue the search journaled in this file (same options)");

@@ -222,34 +222,6 @@ class Qwen3(nn.Module):
                 else:
                     p.normal_(0.0, std, generator=generator)
 
-    def implant_offset_heads(self, heads, gain=3.5, marker=0.1):
-        """Warm start (used by circuit_init.py): for each (layer, kv_head, offset), the KV
-        head's query heads start out attending to the token `offset` positions back whatever
-        the tokens are, like the previous-token heads of trained models.
-        How: every token embedding gets the same `marker` in the last coordinate (a shared
-        offset of all logits through the tied LM head: softmax-invariant), and W_q / W_k read
-        it into RoPE pairs 0-2 with q_p conj(k_p) = exp(-i theta_p offset), so the logit is
-        sum_p w_p cos(theta_p (i - j - offset)): largest at i - j = offset. The layer's q/k norm
-        gains are set to `gain` (sharpness). Everything else keeps its random init."""
-        c = self.c
-        hd, rep, half = c.head_dim, c.num_attention_heads // c.num_key_value_heads, c.head_dim // 2
-        u = c.hidden_size - 1
-        inv_freq = 1.0 / (c.rope_theta ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
-        with torch.no_grad():
-            self.embed_tokens.weight[:, u] = marker
-            for layer, kv, offset in heads:
-                at = self.layers[layer].self_attn
-                qv, kvec = torch.zeros(hd), torch.zeros(hd)
-                for p, w in ((0, 1.0), (1, 1.0), (2, 0.5)):
-                    qv[p] = w
-                    ang = float(inv_freq[p]) * offset
-                    kvec[p], kvec[p + half] = w * math.cos(ang), w * math.sin(ang)
-                for h in range(kv * rep, (kv + 1) * rep):
-                    at.q_proj.weight[h * hd:(h + 1) * hd, u] += qv
-                at.k_proj.weight[kv * hd:(kv + 1) * hd, u] += kvec
-                at.q_norm.weight.fill_(gain)
-                at.k_norm.weight.fill_(gain)
-
     def forward(self, ids, plan=None, return_hidden=False):
         """ids [B, L] int64 -> logits [B, L, vocab] (float32)."""
         B, L = ids.shape

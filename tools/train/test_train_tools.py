@@ -242,17 +242,45 @@ class CircuitInitTest(unittest.TestCase):
                     start += len(w) + 1
         return ok / n
 
+    def config(self):
+        return Qwen3Config()  # the default model's architecture
+
     def test_circuit_copies_and_plain_init_does_not(self):
         from circuit_init import implant_induction
-        cfg = tiny_config(hidden_size=128, intermediate_size=96, num_attention_heads=8, num_key_value_heads=4)
-        plain = Qwen3(cfg)
+        plain = Qwen3(self.config())
         plain.init_weights(torch.Generator().manual_seed(0), qk_norm_init=1.5)
         self.assertLess(self.copy_accuracy(plain), 0.15)
         implant_induction(plain, torch.Generator().manual_seed(1))
-        # two-character matching; repeated pairs in the context stay ambiguous (0.64 here)
+        # one to three characters of context vote; repeats in the context stay ambiguous
         self.assertGreater(self.copy_accuracy(plain), 0.5)
         with self.assertRaises(ValueError):
             implant_induction(Qwen3(tiny_config()), torch.Generator().manual_seed(1))  # hidden 32
+
+    def test_key_head_picks_the_asked_needle(self):
+        """Four needles in the NIAH wording, distinct first digits: the first value digit after
+        the question follows the asked key (chance: 1/4)."""
+        from circuit_init import implant_induction
+        m = Qwen3(self.config())
+        m.init_weights(torch.Generator().manual_seed(0), qk_norm_init=1.5)
+        implant_induction(m, torch.Generator().manual_seed(1))
+        rng = np.random.default_rng(3)
+        keys = ["brisk-crayon", "quiet-garden", "amber-castle", "sly-chimney", "odd-kettle",
+                "calm-meadow", "bold-lantern", "shy-pepper"]
+        ok = 0
+        trials = 24
+        with torch.no_grad():
+            for _ in range(trials):
+                ks = list(rng.choice(keys, size=4, replace=False))
+                firsts = rng.choice(list("123456789"), size=4, replace=False)
+                vals = [f + "".join(rng.choice(list("0123456789"), size=6)) for f in firsts]
+                text = "".join(f"The dog runs home. One of the special magic numbers for {k} is: {v}. "
+                               for k, v in zip(ks, vals))
+                ask = int(rng.integers(4))
+                text += (f"The cat sat.\nThe special magic number for {ks[ask]} mentioned in the "
+                         f"provided text is: ")
+                ids = torch.tensor([bt.encode(text)])
+                ok += int(m(ids)[0, -1].argmax() == ord(vals[ask][0]))
+        self.assertGreater(ok / trials, 0.5)  # 0.75 here
 
 
 class TrainSmokeTest(unittest.TestCase):
@@ -282,6 +310,33 @@ class TrainSmokeTest(unittest.TestCase):
             self.assertEqual(torch.load(os.path.join(d, "b.pt"))["step"], 4)
             for k in straight:
                 np.testing.assert_array_equal(straight[k], resumed[k], err_msg=k)
+
+    def test_freeze_key_path_keeps_the_hand_built_heads(self):
+        import train
+        from circuit_init import implant_induction
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.jsonl")
+            with open(path, "w") as f:
+                for i in range(12):
+                    text = f"One of the numbers for key-{i:02d} is: 7{i % 7}. " * 2 + "x"
+                    f.write(json.dumps({"text": text, "answer_spans": [[40, 42]]}) + "\n")
+            shape = ["--layers", "3", "--hidden", "128", "--heads", "8", "--kv-heads", "4", "--ffn", "96"]
+            args = ["--data", path, "--out", os.path.join(d, "m"), "--ckpt", os.path.join(d, "m.pt"),
+                    "--plan", "128:3", "--tokens-per-step", "256", "--val-samples", "0", "--warmup", "1",
+                    "--seed", "5", "--freeze-key-path", *shape]
+            self.assertEqual(train.main(args), 0)
+            trained = read_safetensors(os.path.join(d, "m", "model.safetensors"))[0]
+            cfg = train.model_config(train.parse_args(args))
+            start = Qwen3(cfg)
+            start.init_weights(torch.Generator().manual_seed(5), qk_norm_init=train.parse_args(args).qk_norm_init)
+            masks = implant_induction(start, torch.Generator().manual_seed(6))
+            params = dict(start.named_parameters())
+            moved = 0
+            for name, m in masks.items():
+                after = torch.from_numpy(np.array(trained["model." + name]))
+                np.testing.assert_array_equal(after[m].numpy(), params[name].detach()[m].numpy(), err_msg=name)
+                moved += int((after[~m] != params[name].detach()[~m]).sum())
+            self.assertGreater(moved, 0)  # the rest of those matrices trained
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import byte_tokenizer  # noqa: E402
 from data import PhasePool, length_histogram, load_jsonl  # noqa: E402
-from circuit_init import implant_induction  # noqa: E402
+from circuit_init import implant_induction, key_path_masks  # noqa: E402
 from export import export_model, load_model_dir  # noqa: E402
 from model import Qwen3, Qwen3Config, describe  # noqa: E402
 
@@ -55,6 +55,9 @@ def parse_args(argv=None):
     ap.add_argument("--no-induction-init", action="store_true",
                     help="plain random init (default: warm start of an induction circuit in layers "
                          "0-1, see circuit_init.py)")
+    ap.add_argument("--freeze-key-path", action="store_true",
+                    help="keep the warm start's key-conditioned heads at their hand-built values "
+                         "(circuit_init.key_path_masks)")
     ap.add_argument("--init-from", default=None,
                     help="start from this checkpoint's (or exported model directory's) weights (same "
                          "architecture) with a new plan and a fresh optimizer: a second training stage")
@@ -300,8 +303,15 @@ def main(argv=None):
                      f"from this run's {cfg.to_dict()}")
         model.load_state_dict(src["model"])
         print(f"weights from {a.init_from} (step {src['step']})", flush=True)
-    elif not a.no_induction_init:
-        implant_induction(model, torch.Generator().manual_seed(a.seed + 1))
+    frozen = []
+    if not a.init_from and not resume and not a.no_induction_init:
+        masks = implant_induction(model, torch.Generator().manual_seed(a.seed + 1))
+    elif resume and not a.no_induction_init and a.freeze_key_path:
+        masks = key_path_masks(model)  # values come with the checkpoint below
+    if a.freeze_key_path and not a.no_induction_init and not a.init_from:
+        params = dict(model.named_parameters())
+        frozen = [(params[n], m) for n, m in masks.items()]
+        print(f"frozen key path: {sum(int(m.sum()) for _, m in frozen):,} weights", flush=True)
     print(describe(cfg), flush=True)
 
     samples = load_jsonl(a.data, a.max_samples)
@@ -345,6 +355,7 @@ def main(argv=None):
         model.load_state_dict(resume["model"])
         opt.load_state_dict(resume["optimizer"])
         step, elapsed0 = resume["step"], resume["elapsed"]
+    frozen_values = [(p, m, p.detach()[m].clone()) for p, m in frozen]
     eval_every = a.eval_every or max(50, total // 8)
     t_run = time.time()
     t_ckpt = time.time()
@@ -370,6 +381,9 @@ def main(argv=None):
         loss.backward()
         gnorm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0))
         opt.step()
+        with torch.no_grad():
+            for p, m, v in frozen_values:
+                p[m] = v
         step += 1
         acc["loss"] += float(loss)
         acc["n"] += 1
