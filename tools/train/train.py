@@ -11,7 +11,6 @@ turned into a fixed step plan (printed; pass it back with --plan to reproduce a 
 Loss: next-token cross-entropy, answer-span tokens weighted --answer-weight, padding 0.
 """
 import argparse
-import json
 import math
 import os
 import sys
