@@ -35,6 +35,7 @@ import math
 import torch
 
 CHARS = "0123456789abcdefghijklmnopqrstuvwxyz :-.,?"
+KEY_PATH_HEADS = ((0, 2), (1, 2), (2, 0))  # (layer, KV head) of the key-conditioned path
 NEEDLE_KEY_OFFSETS = (6, 7)      # the key's last two characters from a needle's first value character
 QUESTION_KEY_OFFSETS = (36, 37)  # ... and from the token after "...KEY mentioned in the provided text is:"
 
@@ -116,8 +117,10 @@ def implant_induction(model, gen, alpha=0.25, gain=3.0, out_scale=1.0, final_nor
     code2 = separated_codes(len(CHARS), hd, gen)  # copying code (layer 1)
     codeT = separated_codes(len(CHARS), 8, gen)   # copying code of T (layer 2)
     sig = [separated_codes(len(CHARS), 6, gen) for _ in range(2)]  # key-character codes
-    read_x = lambda code: code.T @ torch.linalg.pinv(X.T)  # noqa: E731  [k, d]: x(char) -> code
+    X_pinv = torch.linalg.pinv(X.T)
+    read_x = lambda code: code.T @ X_pinv  # noqa: E731  [k, d]: x(char) -> code
     read1 = read_x(code1)
+    sig_read = torch.cat([read_x(sig[0]), read_x(sig[1])])  # V of both key readers
     colon_read = read_x(torch.eye(len(CHARS), dtype=torch.float64)[:, CHARS.index(":")][:, None])
     duals = torch.linalg.pinv(E[ids].double())  # [d, n]: E[char] . duals[:, j] = delta
     rows = lambda w, i: w[i * hd:(i + 1) * hd]  # noqa: E731  rows of one head in q/k/v
@@ -148,8 +151,8 @@ def implant_induction(model, gen, alpha=0.25, gain=3.0, out_scale=1.0, final_nor
     offset_head(a0, 0, (1, 2), torch.cat([read1, colon_read]),
                 [(0, 9, torch.cat([P[0], C[0]], 1)), (0, 9, torch.cat([P[1], C[1]], 1))])
     offset_head(a0, 1, (3, 0), torch.cat([read1, read_x(codeT)]), [(0, 8, P[2]), (8, 16, T)])
-    offset_head(a0, 2, NEEDLE_KEY_OFFSETS, torch.cat([read_x(sig[0]), read_x(sig[1])]),
-                [(0, 6, KN[0]), (6, 12, KN[1])])
+    (_, kv_n), (_, kv_q), (_, kvr) = KEY_PATH_HEADS
+    offset_head(a0, kv_n, NEEDLE_KEY_OFFSETS, sig_read, [(0, 6, KN[0]), (6, 12, KN[1])])
     g = torch.full((hd,), gain, dtype=E.dtype)
     g[[p for p, _ in OFFSET_PAIRS] + [p + hd // 2 for p, _ in OFFSET_PAIRS]] = offset_gain
     a0.q_norm.weight.copy_(g)
@@ -181,8 +184,8 @@ def implant_induction(model, gen, alpha=0.25, gain=3.0, out_scale=1.0, final_nor
     match_head(a1, 0, read1, P[0].T, value1, out_scale * copy_out)
     match_head(a1, 1, P[0].T, P[1].T, value1, out_scale * copy_out)
     match_head(a1, 3, P[1].T, P[2].T, value1, out_scale * copy_out)
-    offset_head(a1, 2, QUESTION_KEY_OFFSETS, torch.cat([read_x(sig[0]), read_x(sig[1])]),
-                [(0, 6, KQ[0]), (6, 12, KQ[1])], q_read=C[0][:, 0] / alpha, q_anchor=(slow[0], anchor))
+    offset_head(a1, kv_q, QUESTION_KEY_OFFSETS, sig_read, [(0, 6, KQ[0]), (6, 12, KQ[1])],
+                q_read=C[0][:, 0] / alpha, q_anchor=(slow[0], anchor))
     a1.q_norm.weight.copy_(g)
     a1.k_norm.weight.copy_(g)
 
@@ -190,7 +193,7 @@ def implant_induction(model, gen, alpha=0.25, gain=3.0, out_scale=1.0, final_nor
     # slow[0] = gate (query: the previous token is ':'; key: the token two back is ':'), the
     # other slow dims but slow[4] = key signature (query KQ, key KN: the asked key against the
     # needle's), 0 / 1 = anchors (keep q and k well defined where gate and signature are ~0).
-    kvr, sig_dims = 0, [dim for dim in slow if dim not in (slow[0], slow[4])]
+    sig_dims = [dim for dim in slow if dim not in (slow[0], slow[4])]
     rows(a2.k_proj.weight, kvr).zero_()
     rows(a2.v_proj.weight, kvr).zero_()
     rows(a2.v_proj.weight, kvr)[:8] = f(T.T / alpha)
@@ -213,7 +216,6 @@ def implant_induction(model, gen, alpha=0.25, gain=3.0, out_scale=1.0, final_nor
     a2.q_norm.weight.copy_(g2)
     a2.k_norm.weight.copy_(g2)
     model.norm.weight.fill_(final_norm)
-    return key_path_masks(model)
 
 
 def key_path_masks(model):
@@ -224,20 +226,21 @@ def key_path_masks(model):
     in the NIAH wording, so nothing there rewards it."""
     c = model.c
     hd, rep = c.head_dim, c.num_attention_heads // c.num_key_value_heads
+    params = dict(model.named_parameters())
     masks = {}
-    for layer, kv in ((0, 2), (1, 2), (2, 0)):
+    for layer, kv in KEY_PATH_HEADS:
         at = f"layers.{layer}.self_attn."
         for name, heads in (("q_proj", range(kv * rep, (kv + 1) * rep)), ("k_proj", [kv]),
                             ("v_proj", [kv])):
-            w = dict(model.named_parameters())[at + name + ".weight"]
-            m = masks.setdefault(at + name + ".weight", torch.zeros_like(w, dtype=torch.bool))
+            m = torch.zeros_like(params[at + name + ".weight"], dtype=torch.bool)
             for h in heads:
                 m[h * hd:(h + 1) * hd] = True
-        w = dict(model.named_parameters())[at + "o_proj.weight"]
-        m = masks.setdefault(at + "o_proj.weight", torch.zeros_like(w, dtype=torch.bool))
-        for h in range(kv * rep, (kv + 1) * rep):
-            m[:, h * hd:(h + 1) * hd] = True
+            masks[at + name + ".weight"] = m
+        m = torch.zeros_like(params[at + "o_proj.weight"], dtype=torch.bool)
+        m[:, kv * rep * hd:(kv + 1) * rep * hd] = True
+        masks[at + "o_proj.weight"] = m
+    last = KEY_PATH_HEADS[-1][0]  # the copy head's layer: its q/k gains shape the key match
     for name in ("q_norm", "k_norm"):
-        w = dict(model.named_parameters())[f"layers.2.self_attn.{name}.weight"]
-        masks[f"layers.2.self_attn.{name}.weight"] = torch.ones_like(w, dtype=torch.bool)
+        w = params[f"layers.{last}.self_attn.{name}.weight"]
+        masks[f"layers.{last}.self_attn.{name}.weight"] = torch.ones_like(w, dtype=torch.bool)
     return masks

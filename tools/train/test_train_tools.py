@@ -313,7 +313,7 @@ class TrainSmokeTest(unittest.TestCase):
 
     def test_freeze_key_path_keeps_the_hand_built_heads(self):
         import train
-        from circuit_init import implant_induction
+        from circuit_init import implant_induction, key_path_masks
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "t.jsonl")
             with open(path, "w") as f:
@@ -329,7 +329,8 @@ class TrainSmokeTest(unittest.TestCase):
             cfg = train.model_config(train.parse_args(args))
             start = Qwen3(cfg)
             start.init_weights(torch.Generator().manual_seed(5), qk_norm_init=train.parse_args(args).qk_norm_init)
-            masks = implant_induction(start, torch.Generator().manual_seed(6))
+            implant_induction(start, torch.Generator().manual_seed(6))
+            masks = key_path_masks(start)
             params = dict(start.named_parameters())
             moved = 0
             for name, m in masks.items():

@@ -52,8 +52,8 @@ def parse_args(argv=None):
     ap.add_argument("--qk-norm-lr-mult", type=float, default=3.0)
     ap.add_argument("--qk-norm-init", type=float, default=1.0, help="initial q/k RMSNorm gain")
     ap.add_argument("--no-induction-init", action="store_true",
-                    help="plain random init (default: warm start of an induction circuit in layers "
-                         "0-1, see circuit_init.py)")
+                    help="plain random init (default: warm start of a retrieval circuit in layers "
+                         "0-2, see circuit_init.py)")
     ap.add_argument("--freeze-key-path", action="store_true",
                     help="keep the warm start's key-conditioned heads at their hand-built values "
                          "(circuit_init.key_path_masks)")
@@ -302,14 +302,12 @@ def main(argv=None):
                      f"from this run's {cfg.to_dict()}")
         model.load_state_dict(src["model"])
         print(f"weights from {a.init_from} (step {src['step']})", flush=True)
-    frozen = []
-    if not a.init_from and not resume and not a.no_induction_init:
-        masks = implant_induction(model, torch.Generator().manual_seed(a.seed + 1))
-    elif resume and not a.no_induction_init and a.freeze_key_path:
-        masks = key_path_masks(model)  # values come with the checkpoint below
+    elif not a.no_induction_init:
+        implant_induction(model, torch.Generator().manual_seed(a.seed + 1))
+    frozen = []  # (parameter, mask); the values are taken after a resume loads the checkpoint
     if a.freeze_key_path and not a.no_induction_init and not a.init_from:
         params = dict(model.named_parameters())
-        frozen = [(params[n], m) for n, m in masks.items()]
+        frozen = [(params[n], m) for n, m in key_path_masks(model).items()]
         print(f"frozen key path: {sum(int(m.sum()) for _, m in frozen):,} weights", flush=True)
     print(describe(cfg), flush=True)
 
