@@ -11,16 +11,19 @@
 
 namespace bosch::search {
 
-namespace {
-
-// Floats of one layer input for all samples (the last token is never an input).
-int64_t state_floats(const std::vector<TaskSample>& samples, int d_model) {
-  int64_t n = 0;
-  for (const auto& s : samples) n += static_cast<int64_t>(s.n_tokens() > 0 ? s.n_tokens() - 1 : 0);
-  return std::max<int64_t>(n, 1) * d_model;
+ModelObjective::StateLayout ModelObjective::state_layout(const std::vector<TaskSample>& samples,
+                                                         int d_model) {
+  check(!samples.empty(), "search objective: no calibration samples");
+  StateLayout l;
+  for (const auto& s : samples) {
+    check(!s.answers.empty() && s.n_tokens() >= 2,
+          "search objective: calibration sample (seed {}) has no answer to score", s.seed);
+    l.n_tokens.push_back(static_cast<int>(s.n_tokens()) - 1);  // the last token is never an input
+    l.offset.push_back(l.floats);
+    l.floats += static_cast<int64_t>(l.n_tokens.back()) * d_model;
+  }
+  return l;
 }
-
-}  // namespace
 
 ModelObjective::ModelObjective(const Model& m, std::vector<TaskSample> samples,
                                ModelObjectiveOptions opt)
@@ -30,24 +33,16 @@ ModelObjective::ModelObjective(const Model& m, std::vector<TaskSample> samples,
       L_(m_.config().n_layers),
       H_(m_.config().n_kv_heads),
       d_(m_.config().d_model),
-      cache_(L_, H_, state_floats(samples_, d_), opt_.use_cache ? opt_.cache_bytes : 0) {
-  check(!samples_.empty(), "search objective: no calibration samples");
+      layout_(state_layout(samples_, d_)),
+      embedded_(static_cast<size_t>(layout_.floats)),
+      cache_(L_, H_, layout_.floats, opt_.use_cache ? opt_.cache_bytes : 0) {
   check(opt_.window > 0 && opt_.sinks >= 0, "--window {} / --sinks {}: need window > 0, sinks >= 0",
         opt_.window, opt_.sinks);
-  int64_t off = 0;
-  for (const auto& s : samples_) {
-    check(!s.answers.empty() && s.n_tokens() >= 2,
-          "search objective: calibration sample (seed {}) has no answer to score", s.seed);
-    n_tokens_.push_back(static_cast<int>(s.n_tokens()) - 1);  // the last token is never an input
-    offset_.push_back(off);
-    off += static_cast<int64_t>(n_tokens_.back()) * d_;
-  }
-  embedded_.resize(static_cast<size_t>(off));
   for (size_t i = 0; i < samples_.size(); ++i) {
     const auto& s = samples_[i];
     std::vector<int32_t> seq(s.prompt_ids);
     seq.insert(seq.end(), s.continuation_ids.begin(), s.continuation_ids.end() - 1);
-    m_.embed(seq.data(), n_tokens_[i], embedded_.data() + offset_[i]);
+    m_.embed(seq.data(), layout_.n_tokens[i], embedded_.data() + layout_.offset[i]);
   }
 }
 
@@ -69,12 +64,12 @@ RawScore ModelObjective::evaluate(const HeadBits& swa) {
   double exact = 0, logprob = 0;
   std::vector<float> h;
   for (size_t i = 0; i < samples_.size(); ++i) {
-    const int n = n_tokens_[i];
+    const int n = layout_.n_tokens[i];
     const size_t rows = static_cast<size_t>(n) * d_;
-    h.assign(start_states + offset_[i], start_states + offset_[i] + rows);
+    h.assign(start_states + layout_.offset[i], start_states + layout_.offset[i] + rows);
     for (int j = start; j < L_ - 1; ++j) {
       m_.forward_layers(j, j + 1, h.data(), n, 0, plan);
-      if (j - start < n_keep) std::copy(h.begin(), h.end(), keep[j - start].begin() + offset_[i]);
+      if (j - start < n_keep) std::copy(h.begin(), h.end(), keep[j - start].begin() + layout_.offset[i]);
     }
     // The last layer only for the rows that are scored.
     const int row0 = first_scored_row(samples_[i]);
@@ -98,7 +93,7 @@ RawScore ModelObjective::evaluate(const HeadBits& swa) {
 
 std::string ModelObjective::describe() const {
   size_t tokens = 0;
-  for (int n : n_tokens_) tokens += n;
+  for (int n : layout_.n_tokens) tokens += n;
   return fmt::format("model {} | {} samples, {} tokens | {} | W={} S={} | S = {}*exact + {}*logprob",
                      m_.identity(), samples_.size(), tokens, opt_.description, opt_.window,
                      opt_.sinks, opt_.exact_weight, opt_.logprob_weight);

@@ -45,8 +45,13 @@ class ModelObjective : public Objective {
   std::vector<TaskSample> samples_;
   ModelObjectiveOptions opt_;
   int L_, H_, d_;
-  std::vector<int> n_tokens_;
-  std::vector<int64_t> offset_;  // sample i's rows start at offset_[i] (floats) in a state buffer
+  struct StateLayout {  // sample i: n_tokens[i] rows from offset[i] (floats) of a state buffer
+    std::vector<int> n_tokens;
+    std::vector<int64_t> offset;
+    int64_t floats = 0;
+  };
+  static StateLayout state_layout(const std::vector<TaskSample>& samples, int d_model);
+  StateLayout layout_;  // before embedded_ and cache_, which are sized from it
   std::vector<float> embedded_;  // input of layer 0, all samples
   PrefixStateCache cache_;
   ObjectiveStats stats_;
