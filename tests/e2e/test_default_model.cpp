@@ -50,7 +50,7 @@ TEST(DefaultModel, AnswersNiahWithFullAttentionAndNotWithEveryHeadSwa) {
   double swa = exact_match(*m, AttentionPlan::all_swa(c.n_layers, c.n_kv_heads, 64, 4), samples);
   RecordProperty("full_exact_match", std::to_string(full));
   RecordProperty("all_swa_exact_match", std::to_string(swa));
-  EXPECT_GE(full, 0.4) << "full attention, 24 test-split NIAH samples at 1024 tokens (0.531 when trained)";
+  EXPECT_GE(full, 0.5) << "full attention, 24 test-split NIAH samples at 1024 tokens (0.625 when trained)";
   EXPECT_LE(swa, 0.2) << "every KV head SWA(64, 4): the needles are out of reach";
 }
 

@@ -1,246 +1,322 @@
-"""Warm start of a retrieval circuit in layers 0-2 (train.py does it unless --no-induction-init).
+"""Retrieval circuit in a reserved, frozen slice of the residual stream (train.py builds it
+unless --no-induction-init and keeps it fixed: frozen_masks).
 
-Why: NIAH teacher-forced answering is induction (copy the characters that followed an
-earlier occurrence of the current context), conditioned on the key when several needles
-compete. From a random init this model class sits on the induction saddle longer than the CPU
-budget allows (models/README.md: 8-layer runs at chance on copy text after 240 steps of 4K
-tokens; 2-layer runs only reached "copy some character seen in the context"). Each half of the
-circuit only gets gradient once the other half exists, so it is built by hand and training
-starts next to the solution; every weight stays trainable (train.py --freeze-key-path keeps
-the key-conditioned heads fixed, see key_path_masks).
+Why isolated: the session-4 circuit lived in the shared residual stream and read characters
+through the (trainable) embeddings; it chose the asked needle in 3 of 4 multikey texts before
+training and was at chance after it, although its own weights were frozen, because training
+moved what it read. Here the circuit owns the last CIRCUIT_DIMS coordinates: the embeddings'
+columns there are fixed character codes, only frozen heads write there (every trainable
+o_proj/down_proj row of those coordinates stays zero), the norms' gains there are fixed, and
+layer 0 (attention and MLP) is frozen whole, so the inputs of every frozen head are the same
+before and after training. q/k RMSNorm makes the frozen heads' attention independent of the
+overall residual scale, which is the one thing training still changes.
 
-The circuit, over the characters of keys, numbers, UUIDs, copy strings and the ": " before an
-answer (CHARS). Offset heads read a marker coordinate shared by all embeddings into the fast
-RoPE pairs 0-3 (q_p conj(k_p) = exp(-i theta_p offset)); matching heads compare codes in the
-slowest pairs, which barely rotate over 1024 positions, so a match does not depend on distance.
-  layer 0: KV head 0 attends 1 and 2 back (query heads 0, 1) and writes codes of those tokens
-    into subspaces P[0], P[1] plus exact indicators "that token is ':'" (C[0], C[1]); KV head 1
-    attends 3 back (P[2]) and to the token itself (T: a clean copy code that later layers read
-    instead of the embedding, which layer 1's copy heads overwrite with their predictions);
-    KV head 2 attends 6 and 7 back (KN: at a needle's first value character, "...KEY is: V",
-    these are the key's last two characters).
-  layer 1: induction votes: KV heads 0, 1 and 3 match the current / previous / two-back token
-    with the key position's previous / two-back / three-back token and copy the key position's
-    token through the embeddings' duals, so the tied LM head scores it; a position repeating
-    three characters gets three votes. KV head 2 reads the asked key: 36 and 37 back (KQ), after
-    "...KEY mentioned in the provided text is: " the key's last two characters; its query is
-    gated by C[0] (only where the previous token is ':'; elsewhere an anchor alone: near-uniform).
-  layer 2, KV head 0: the key-conditioned copy head: score = gate (query C[0]: the previous
-    token is ':'; key C[1]: two back is ':', i.e. a needle's first value character) + the match
-    of KQ (query) with KN (key); it copies that position's token (from T). Of several needles
-    the one with the asked key wins; the following value characters come by induction.
+Circuit (offsets in tokens = bytes back from the current position; o = tokens since the last
+':' or ',', so o = 1 is the ' ' of ": ", o = 2 a value's first character):
+  layer 0 (frozen whole): offset heads write codes of the tokens 1, 2, 3 back (P0-P2), exact
+    indicators "k back is ':'" (C1, C2, C3, C5) and "k back is ','" (CM1-CM3); KN = codes of
+    the characters 9 and 10 back (at o = 5 of a needle "...KEY is: VALUE", the key's last two
+    characters); one head cancels the embeddings' hex one-hot so the LM head reads only what
+    the copy heads write there.
+  layer 1: induction votes (trainable, warm-started: 1-, 2- and 3-character context, KV heads
+    0, 1, 3) and the asked-key reader (frozen, KV 2): at o = 1, 2, 3 of the answer to "...KEY
+    mentioned in the provided text is:" it reads the key's last two characters (35 + o and
+    36 + o back) into KQ; elsewhere its query is an anchor alone (near uniform, centred: ~0).
+  layer 2, KV 0-2 (frozen): key heads for the value's characters 1, 2, 3. Score = gate (query
+    o = 1 / 2 / 3; key: o = 5 of a needle) + KQ . KN; each copies the code of the needle's
+    value character 1 / 2 / 3 (3 / 2 / 1 back from o = 5) into the hex block, which the tied LM
+    head decodes. The rest of a value follows by induction.
+  layer 3, KV 0 (frozen): at o = 1 of every needle, the nearest earlier needle (its o = 5;
+    nearest by RoPE pair 4, whose cosine falls monotonically over 3141 tokens) -> PVP1, the
+    signature of that needle's first three value characters.
+  layer 4, KV 0 (frozen): query head 0 moves PVP1 from o = 1 to PVP at o = 5 of the same
+    needle (4 back; only there, so idle heads find no signature elsewhere); query head 1, at o = 1, 2, 3 after a ',' (the next answer of a list), reads the
+    signature of the previous answer's first three characters (its fourth character, 4 + o
+    back) -> QPV.
+  layer 5, KV 0-2 (frozen): multivalue heads: like layer 2's key heads, but the query is on
+    after ',' and matches QPV with the needles' PVP: "the needle after the one just answered".
 """
-import math
-
 import torch
 
-CHARS = "0123456789abcdefghijklmnopqrstuvwxyz :-.,?"
-KEY_PATH_HEADS = ((0, 2), (1, 2), (2, 0))  # (layer, KV head) of the key-conditioned path
-NEEDLE_KEY_OFFSETS = (6, 7)      # the key's last two characters from a needle's first value character
-QUESTION_KEY_OFFSETS = (36, 37)  # ... and from the token after "...KEY mentioned in the provided text is:"
+from circuit_parts import (C1, C2, C3, C5, CHARS, CLEAN, CM1, CM2, CM3, CIRCUIT_DIMS, COLON, COMMA,
+                           HEX, HEXB, KN, KQ, MARK, N_READ, OFFSET_PAIRS, P, PVP, PVP1, QPV, RECENCY,
+                           SIG, SLOW8, Builder, layer1_input_rms)
 
-
-def separated_codes(n, dim, gen, iters=400, lr=0.05):
-    """n unit vectors in R^dim with small pairwise |cos| (repulsion from a random start)."""
-    x = torch.randn(n, dim, generator=gen, dtype=torch.float64)
-    x = x / x.norm(dim=1, keepdim=True)
-    for _ in range(iters):
-        g = x @ x.T
-        g.fill_diagonal_(0)
-        x = x - lr * (g @ x)
-        x = x / x.norm(dim=1, keepdim=True)
-    return x
-
-
-def slow_rope_dims(head_dim, n_pairs):
-    """Indices of the n_pairs slowest rotate-half RoPE pairs (nearly position-free channels)."""
-    half = head_dim // 2
-    pairs = range(half - n_pairs, half)
-    return [p for p in pairs] + [p + half for p in pairs]
-
-
-def orthonormal_complement(avoid, n, gen):
-    """n orthonormal columns [d, n] orthogonal to the rows of avoid [k, d]."""
-    qb, _ = torch.linalg.qr(avoid.T)
-    r = torch.randn(avoid.shape[1], n, generator=gen, dtype=torch.float64)
-    r = r - qb @ (qb.T @ r)
-    q, _ = torch.linalg.qr(r)
-    return q
-
-
-OFFSET_PAIRS = ((0, 1.0), (1, 1.0), (2, 1.0), (3, 1.0))  # RoPE pairs of the offset heads
-
-
-def offset_query_key(c, offset, w=OFFSET_PAIRS):
-    """q and k rows [hd] (reading the marker) for attention `offset` tokens back, phase on q so
-    the query heads of one KV head can use different offsets: q_p conj(k_p) = exp(-i theta_p o)."""
-    hd, half = c.head_dim, c.head_dim // 2
-    inv_freq = 1.0 / (c.rope_theta ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
-    q, k = torch.zeros(hd, dtype=torch.float64), torch.zeros(hd, dtype=torch.float64)
-    for p, wp in w:
-        ang = float(inv_freq[p]) * offset
-        q[p], q[p + half] = wp * math.cos(ang), -wp * math.sin(ang)
-        k[p] = wp
-    return q, k
+CALIB_TEXT = (
+    "Some special magic numbers are hidden within the following text. Make sure to memorize it. "
+    "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again. "
+    "One of the special magic numbers for calm-fountain is: 1234567. A knew always from short "
+    "there slowly told dog boat. Was builds saw teacher letter found every under there. One of "
+    "the special magic uuids for quiet-harbor is: 3f2a9c1e-77b0-4d21-9a5e-c03b8e61d7f4. Day "
+    "after little hill horse red over a some was that milk hill. The grass is green. The sky is "
+    "blue. Field king very brings warm had house then when was brings good very there very. "
+    "The pass key is 48213. Remember it. Small before to year from tree farmer keeps brings "
+    "quickly queen. One of the special magic numbers for amber-castle is: 7654321. Sea in she "
+    "dog boat because again song came tree their song. Here we go. There and back again.\n"
+    "What is the special magic number for calm-fountain mentioned in the provided text?\n"
+    "The special magic number for calm-fountain mentioned in the provided text is: 1234567, 7654")
+NEEDLE_KEY_OFFSETS = (9, 10)           # key's last two characters from o = 5
+QUESTION_KEY_OFFSETS = (36, 37)        # ... from o = 1 after "...mentioned in the provided text is:"
+FROZEN_HEADS = ((0, 0), (0, 1), (0, 2), (0, 3), (1, 2), (2, 0), (2, 1), (2, 2), (2, 3), (3, 0),
+                (4, 0), (5, 0), (5, 1), (5, 2), (5, 3))  # (layer, KV head)
+FROZEN_GAIN_LAYERS = (0, 1, 2, 3, 4, 5)  # q/k norm gains are per layer: fixed where frozen heads are
 
 
 @torch.no_grad()
-def implant_induction(model, gen, alpha=0.25, gain=3.0, out_scale=1.0, final_norm=4.0,
-                      offset_gain=3.5, gate=3.0, sig_w=3.0, anchor=2.0, key_gain=4.0, key_out=0.7):
+def implant_circuit(model, gen, code_norm=4.0, offset_gain=3.5, gate=8.0, sig_w=4.5,
+                    key_gain=3.0, key_out=8.0, final_gain=1.0, vote_gain=3.0, vote_out=0.3,
+                    final_norm=4.0, recency_gain=19.0, hop_gate_gain=17.0, list_sig_w=6.0, list_key_gain=5.0):
     c = model.c
-    d, hd, rep = c.hidden_size, c.head_dim, c.num_attention_heads // c.num_key_value_heads
-    n_sub = 3 * 8 + 8 + 4 * 6 + 2  # P[0..2], T, KN/KQ of two key characters, C[0..1]
-    if (c.num_hidden_layers < 3 or hd < 16 or c.num_key_value_heads < 4 or rep != 2
-            or d < len(CHARS) + 1 + n_sub):
-        raise ValueError(f"the retrieval warm start needs >= 3 layers, >= 4 KV heads with 2 "
-                         f"query heads each, head_dim >= 16 and hidden_size >= "
-                         f"{len(CHARS) + 1 + n_sub} (got {c.num_hidden_layers}, "
-                         f"{c.num_key_value_heads}, {c.num_attention_heads}, {hd}, {d}); "
-                         f"use --no-induction-init")
-    u = d - 1  # marker coordinate: 0.1 in every embedding (offset heads read it; through the tied
-    # LM head it shifts all logits equally, which softmax ignores)
+    d, hd = c.hidden_size, c.head_dim
+    rep = c.num_attention_heads // c.num_key_value_heads
+    if (c.num_hidden_layers < 6 or hd != 16 or c.num_key_value_heads < 4 or rep != 2
+            or d < 128):
+        raise ValueError(f"the retrieval circuit needs >= 6 layers, 4 KV heads with 2 query heads "
+                         f"each, head_dim 16 and hidden_size >= 128 (got "
+                         f"{c.num_hidden_layers}, {c.num_key_value_heads}, "
+                         f"{c.num_attention_heads}, {hd}, {d}); use --no-induction-init")
+    B = Builder(model, gen, code_norm)
+    b = B.b
+    B.embed()
     E = model.embed_tokens.weight
-    E[:, u] = 0.1
+    dt = E.dtype
     ids = torch.tensor([ord(ch) for ch in CHARS])
-    X = model.layers[0].input_layernorm(E[ids]).double()  # [n, d] layer-0 inputs of the characters
-    f = lambda t: t.to(E.dtype)  # noqa: E731
-    # residual subspaces orthogonal to the characters, the marker and each other
-    basis = orthonormal_complement(torch.cat([X, torch.eye(d, dtype=torch.float64)[u:u + 1]], 0),
-                                   n_sub, gen)
-    cols = iter(range(n_sub))
-    take = lambda n: basis[:, [next(cols) for _ in range(n)]]  # noqa: E731
-    P = [take(8) for _ in range(3)]
-    T = take(8)
-    KN, KQ = [take(6) for _ in range(2)], [take(6) for _ in range(2)]
-    C = [take(1) for _ in range(2)]  # exact indicators: the token 1 (2) back is ':'
-    code1 = separated_codes(len(CHARS), 8, gen)   # matching code
-    code2 = separated_codes(len(CHARS), hd, gen)  # copying code (layer 1)
-    codeT = separated_codes(len(CHARS), 8, gen)   # copying code of T (layer 2)
-    sig = [separated_codes(len(CHARS), 6, gen) for _ in range(2)]  # key-character codes
-    X_pinv = torch.linalg.pinv(X.T)
-    read_x = lambda code: code.T @ X_pinv  # noqa: E731  [k, d]: x(char) -> code
-    read1 = read_x(code1)
-    sig_read = torch.cat([read_x(sig[0]), read_x(sig[1])])  # V of both key readers
-    colon_read = read_x(torch.eye(len(CHARS), dtype=torch.float64)[:, CHARS.index(":")][:, None])
-    duals = torch.linalg.pinv(E[ids].double())  # [d, n]: E[char] . duals[:, j] = delta
-    rows = lambda w, i: w[i * hd:(i + 1) * hd]  # noqa: E731  rows of one head in q/k/v
-    ocols = lambda at, h: at.o_proj.weight[:, h * hd:(h + 1) * hd]  # noqa: E731
-    a0, a1, a2 = (model.layers[i].self_attn for i in range(3))
+    # layer-0 inputs are RMS-normalised embeddings; the reserved codes dominate their norm
+    rms0 = float(model.layers[0].input_layernorm(E[ids]).double()[:, b + MARK].reciprocal().mean())
+    at = [layer.self_attn for layer in model.layers]
+    for layer in model.layers:  # trainable writers never touch the reserved block
+        layer.self_attn.o_proj.weight[b:] = 0
+        layer.mlp.down_proj.weight[b:] = 0
+        layer.input_layernorm.weight[b:] = 1
+        layer.post_attention_layernorm.weight[b:] = 1
+    for w in (model.layers[0].mlp.gate_proj, model.layers[0].mlp.up_proj, model.layers[0].mlp.down_proj):
+        w.weight.zero_()  # layer 0 is the frozen feature extractor; its MLP would drift layer 1's scale
 
-    def offset_head(at, kv, offsets, value, outs, q_read=None, q_anchor=None):
-        """Query head kv*rep+t attends offsets[t] back (q reads the marker, or q_read: a gate);
-        V = value [16, d] rows; O of query head t writes V[lo:hi] along basis B: outs[t] = (lo, hi, B)."""
-        rows(at.k_proj.weight, kv).zero_()
-        rows(at.v_proj.weight, kv).zero_()
-        rows(at.v_proj.weight, kv)[:value.shape[0]] = f(value)
-        for t, off in enumerate(offsets):
-            h = kv * rep + t
-            qv, kvec = offset_query_key(c, off)
-            rows(at.q_proj.weight, h).zero_()
-            if q_read is None:
-                rows(at.q_proj.weight, h)[:, u] = f(qv)
-            else:
-                rows(at.q_proj.weight, h)[:] = f(qv[:, None] * q_read[None, :])
-                rows(at.q_proj.weight, h)[q_anchor[0], u] = q_anchor[1]
-            rows(at.k_proj.weight, kv)[:, u] = f(kvec)
-            ocols(at, h).zero_()
-            lo, hi, B = outs[t]
-            ocols(at, h)[:, lo:hi] = f(alpha / rep * B)
+    def read(rmat, scale):  # [k, N_READ] over COLON..OTHER -> [k, d] row block
+        out = torch.zeros(rmat.shape[0], d, dtype=torch.float64)
+        out[:, b + COLON:b + COLON + N_READ] = rmat * scale
+        return out
 
-    # layer 0: offset heads writing codes of the tokens 1, 2, 3, 0, 6 and 7 back
-    offset_head(a0, 0, (1, 2), torch.cat([read1, colon_read]),
-                [(0, 9, torch.cat([P[0], C[0]], 1)), (0, 9, torch.cat([P[1], C[1]], 1))])
-    offset_head(a0, 1, (3, 0), torch.cat([read1, read_x(codeT)]), [(0, 8, P[2]), (8, 16, T)])
-    (_, kv_n), (_, kv_q), (_, kvr) = KEY_PATH_HEADS
-    offset_head(a0, kv_n, NEEDLE_KEY_OFFSETS, sig_read, [(0, 6, KN[0]), (6, 12, KN[1])])
-    g = torch.full((hd,), gain, dtype=E.dtype)
-    g[[p for p, _ in OFFSET_PAIRS] + [p + hd // 2 for p, _ in OFFSET_PAIRS]] = offset_gain
-    a0.q_norm.weight.copy_(g)
-    a0.k_norm.weight.copy_(g)
+    def gains(layer, values, default=None):
+        g = torch.full((hd,), default if default is not None else float(at[layer].q_norm.weight[0]), dtype=dt)
+        for dims, v in values:
+            g[list(dims)] = v
+        at[layer].q_norm.weight.copy_(g)
+        at[layer].k_norm.weight.copy_(g)
 
-    copy_out = duals @ code2  # [d, hd]: the LM head's logit of s ~ cos(code2(s), code2(copied))
-    slow = slow_rope_dims(hd, 4)
+    offset_dims = list(OFFSET_PAIRS) + [p + hd // 2 for p in OFFSET_PAIRS]
+    coords = lambda start, n: [b + start + i for i in range(n)]  # noqa: E731
+    cr = B.char_read()  # code8 * code_norm
 
-    def match_head(at, kv, q_read, k_read, value_read, out):
-        """Query heads of `kv` score q_read(current) . k_read(key position) in the slow pairs and
-        copy value_read(key position) (a code of its token) to the logits through `out`."""
-        rows(at.k_proj.weight, kv).zero_()
-        rows(at.v_proj.weight, kv).zero_()
-        rows(at.v_proj.weight, kv)[:value_read.shape[0]] = f(value_read)
-        for i, dim in enumerate(slow):
-            rows(at.k_proj.weight, kv)[dim] = f(k_read[i])
+    # ---- layer 0 (frozen): P0-P2 with ':' and ',' indicators, KN, hex cancel
+    v_code = {i: r for i, r in enumerate(read(cr / code_norm, rms0))}
+    v_code[8] = read(B.flag_read(COLON), rms0)[0]
+    v_code[9] = read(B.flag_read(COMMA), rms0)[0]
+    code_and_flags = lambda p, cc, cm: [(range(8), coords(p, 8), 1.0), ([8], [b + cc], 1.0),  # noqa: E731
+                                        ([9], [b + cm], 1.0)]
+    B.offset_head(at[0], 0, (1, 2), v_code, [code_and_flags(P[0], C1, CM1), code_and_flags(P[1], C2, CM2)])
+    B.offset_head(at[0], 1, (3, 5), v_code, [code_and_flags(P[2], C3, CM3), [([8], [b + C5], 1.0)]])
+
+    def sig_read(scale):  # V rows of a key reader: centred signatures of two characters
+        rows = {}
+        for k in range(2):
+            for i in range(SIG):
+                r = read((B.sig[k] @ cr / code_norm)[i:i + 1], scale)[0]
+                r[b + MARK] = -float(B.sig[k][i] @ B.mu8)  # MARK is 1 in the raw residual
+                rows[k * SIG + i] = r
+        return rows
+
+    two_sigs = lambda dst: [[(range(SIG), coords(dst, SIG), 1.0)],  # noqa: E731
+                            [(range(SIG, 2 * SIG), coords(dst, SIG), 1.0)]]
+    B.offset_head(at[0], 2, NEEDLE_KEY_OFFSETS, sig_read(rms0), two_sigs(KN))
+    hexr = torch.zeros(16, N_READ, dtype=torch.float64)
+    hexr[:, HEXB:HEXB + 16] = torch.eye(16, dtype=torch.float64)
+    B.offset_head(at[0], 3, (0, 0), {i: r for i, r in enumerate(read(hexr, rms0))},
+                  [[(range(16), coords(HEXB, 16), -1.0)], []])
+    gains(0, [(offset_dims, offset_gain)], default=1.0)
+
+    # ---- layer 1: asked-key reader (frozen KV 2) and induction votes (trainable KV 0, 1, 3)
+    qk0, qk1 = QUESTION_KEY_OFFSETS
+    B.offset_head(at[1], 2, QUESTION_KEY_OFFSETS, sig_read(layer1_input_rms(model)), two_sigs(KQ),
+                  gates=[[(b + C1, qk0), (b + C2, qk0 + 1), (b + C3, qk0 + 2)],
+                         [(b + C1, qk1), (b + C2, qk1 + 1), (b + C3, qk1 + 2)]])
+    # the characters' trainable embedding parts start orthonormal (other tokens keep their small
+    # random rows), so the votes' copy directions barely touch the logits of other tokens
+    E[ids, :b] = torch.linalg.qr(torch.randn(b, len(CHARS), generator=gen, dtype=torch.float64))[0].T.to(dt)
+    copy_out = torch.linalg.pinv(E[ids, :b].double()) @ B.code8  # [b, 8]: code -> that char's logit
+    cur = read(cr / code_norm, 1.0)  # [8, d] current token's code8 (scale-free use)
+    prev = [torch.zeros(8, d, dtype=torch.float64) for _ in range(3)]
+    for k in range(3):
+        prev[k][:, b + P[k]:b + P[k] + 8] = torch.eye(8, dtype=torch.float64)
+
+    def vote(attn, kv, q_read, k_read):
+        """Induction vote: q_read(current) . k_read(key position) in RoPE pairs 4-7; copies the
+        key position's token through the trainable embeddings' duals."""
+        B.rows(attn.k_proj.weight, kv).zero_()
+        B.rows(attn.v_proj.weight, kv).zero_()
+        B.rows(attn.v_proj.weight, kv)[:8] = (cur * code_norm).to(dt)
+        for i, dim in enumerate(SLOW8):
+            B.rows(attn.k_proj.weight, kv)[dim] = k_read[i].to(dt)
         for h in range(kv * rep, (kv + 1) * rep):
-            rows(at.q_proj.weight, h).zero_()
-            for i, dim in enumerate(slow):
-                rows(at.q_proj.weight, h)[dim] = f(q_read[i])
-            ocols(at, h).zero_()
-            ocols(at, h)[:, :out.shape[1]] = f(out / rep)
+            q = B.rows(attn.q_proj.weight, h)
+            q.zero_()
+            for i, dim in enumerate(SLOW8):
+                q[dim] = q_read[i].to(dt)
+            o = B.ocols(attn, h)
+            o.zero_()
+            o[:b, :8] = (vote_out / rep * copy_out).to(dt)
 
-    # layer 1: three induction votes (1, 2 and 3 characters back match; value: the token itself,
-    # read from the embedding) and the question's key readers (36/37 back, only where the
-    # previous token is ':', else the query is the anchor alone: near-uniform, weak)
-    X1 = X / X.norm(dim=1, keepdim=True) * math.sqrt(d)
-    value1 = code2.T @ torch.linalg.pinv(X1.T)
-    match_head(a1, 0, read1, P[0].T, value1, out_scale * copy_out)
-    match_head(a1, 1, P[0].T, P[1].T, value1, out_scale * copy_out)
-    match_head(a1, 3, P[1].T, P[2].T, value1, out_scale * copy_out)
-    offset_head(a1, kv_q, QUESTION_KEY_OFFSETS, sig_read, [(0, 6, KQ[0]), (6, 12, KQ[1])],
-                q_read=C[0][:, 0] / alpha, q_anchor=(slow[0], anchor))
-    a1.q_norm.weight.copy_(g)
-    a1.k_norm.weight.copy_(g)
+    vote(at[1], 0, cur, prev[0])
+    vote(at[1], 1, prev[0], prev[1])
+    vote(at[1], 3, prev[1], prev[2])
+    gains(1, [(offset_dims, offset_gain)], default=vote_gain)
 
-    # layer 2, KV head 0: key-conditioned copy of a needle's first value character. Dims:
-    # slow[0] = gate (query: the previous token is ':'; key: the token two back is ':'), the
-    # other slow dims but slow[4] = key signature (query KQ, key KN: the asked key against the
-    # needle's), 0 / 1 = anchors (keep q and k well defined where gate and signature are ~0).
-    sig_dims = [dim for dim in slow if dim not in (slow[0], slow[4])]
-    rows(a2.k_proj.weight, kvr).zero_()
-    rows(a2.v_proj.weight, kvr).zero_()
-    rows(a2.v_proj.weight, kvr)[:8] = f(T.T / alpha)
-    krow = rows(a2.k_proj.weight, kvr)
-    krow[slow[0]] = f(gate * C[1][:, 0] / alpha)
-    krow[1, u] = anchor
-    for i, dim in enumerate(sig_dims):
-        krow[dim] = f(sig_w * (KN[0][:, i] + KN[1][:, i]) / alpha)
-    for h in range(kvr * rep, (kvr + 1) * rep):
-        qrow = rows(a2.q_proj.weight, h)
-        qrow.zero_()
-        qrow[slow[0]] = f(gate * C[0][:, 0] / alpha)
-        qrow[0, u] = anchor
-        for i, dim in enumerate(sig_dims):
-            qrow[dim] = f(sig_w * (KQ[0][:, i] + KQ[1][:, i]) / alpha)
-        ocols(a2, h).zero_()
-        ocols(a2, h)[:, :8] = f(key_out / rep * duals @ codeT)
-    g2 = torch.full((hd,), gain, dtype=E.dtype)
-    g2[[slow[0]] + sig_dims] = key_gain
-    a2.q_norm.weight.copy_(g2)
-    a2.k_norm.weight.copy_(g2)
-    model.norm.weight.fill_(final_norm)
+    # ---- layer 2 (frozen KV 0-2): the asked key's value, characters 1-3
+    hex_out = torch.zeros(d, 8, dtype=torch.float64)  # code8 -> hex block (matched filter)
+    for j, ch in enumerate(HEX):
+        hex_out[b + HEXB + j] = B.code8[CHARS.index(ch)]
+    srcs = (P[2], P[1], P[0])  # value characters 1, 2, 3 seen from o = 5
+    B.match_heads(at[2], (0, 1, 2), (C1, C2, C3), C5, KQ, KN, srcs, key_out * hex_out, gate, sig_w)
+    gains(2, [(CLEAN, key_gain)], default=1.0)
+
+    # value-prefix signature of the three characters P2, P1, P0 at a position (centred)
+    def psig_rows():
+        rows = {}
+        for i in range(SIG):
+            r = torch.zeros(d, dtype=torch.float64)
+            for k, src in enumerate(srcs):
+                r[b + src:b + src + 8] = B.psig[i, 8 * k:8 * k + 8]
+                r[b + MARK] -= float(B.psig[i, 8 * k:8 * k + 8] @ B.mu8)
+            rows[i] = r
+        return rows
+
+    # ---- layer 3 (frozen KV 0): at a needle's o = 1, the nearest earlier o = 5 -> PVP
+    a3 = at[3]
+    kr, vr = B.rows(a3.k_proj.weight, 0), B.rows(a3.v_proj.weight, 0)
+    kr.zero_()
+    vr.zero_()
+    kr[CLEAN[-1], b + C5] = 1.0
+    kr[RECENCY, b + MARK] = 1.0
+    kr[1, b + MARK] = 1.0
+    for i, r in psig_rows().items():
+        vr[i] = r.to(dt)
+    for h in range(rep):
+        qr = B.rows(a3.q_proj.weight, h)
+        qr.zero_()
+        qr[CLEAN[-1], b + C1] = 1.0   # gate: only at o = 1 ...
+        qr[RECENCY, b + C1] = 1.0     # ... and so is the preference for the nearest
+        qr[0, b + MARK] = 1.0
+        o = B.ocols(a3, h)
+        o.zero_()
+        for i in range(SIG):
+            o[b + PVP1 + i, i] = 1.0 / rep
+    gains(3, [((RECENCY,), recency_gain), ((CLEAN[-1],), hop_gate_gain), ((0, 1), 1.0)])
+
+    # ---- layer 4 (frozen KV 0): PVP from o = 1 to o = 5; QPV after ','
+    v4 = {i: torch.zeros(d, dtype=torch.float64) for i in range(SIG)}
+    for i in range(SIG):
+        v4[i][b + PVP1 + i] = 1.0
+    for i, r in psig_rows().items():
+        v4[SIG + i] = r
+    B.offset_head(at[4], 0, (4, 4), v4,
+                  [[(range(SIG), coords(PVP, SIG), 1.0)], [(range(SIG, 2 * SIG), coords(QPV, SIG), 1.0)]],
+                  gates=[None, [(b + CM1, 5), (b + CM2, 6), (b + CM3, 7)]])
+    gains(4, [(offset_dims, offset_gain)])
+
+    # ---- layer 5 (frozen KV 0-2): the next answer of a list: the needle after the last answer's
+    B.match_heads(at[5], (0, 1, 2), (CM1, CM2, CM3), C5, QPV, PVP, srcs, key_out * hex_out, gate, list_sig_w)
+    gains(5, [(CLEAN, list_key_gain)])
+
+    center_idle_heads(model, b)
+    for layer in (2, 5):
+        baseline_head(B, at[layer], (0, 1, 2), 3, key_out * hex_out)
+    nw = model.norm.weight
+    nw[:b] = final_norm
+    nw[b:] = 0
+    nw[b + HEXB:b + HEXB + 16] = final_gain
+    return B
 
 
-def key_path_masks(model):
-    """{parameter name: bool mask} of the key-conditioned path (layer 0 KV head 2, layer 1 KV
-    head 2, layer 2 KV head 0 and layer 2's q/k norm gains). train.py keeps these entries at
-    their hand-built values (--freeze-key-path): in a first run that trained them, the path
-    was gone after the 128/256-token phases, whose texts never ask a key-conditioned question
-    in the NIAH wording, so nothing there rewards it."""
+def baseline_head(B, attn, copy_kvs, kv, out):
+    """KV head `kv` attends uniformly (query: an anchor no key dimension pairs with) to the
+    sum of the copy heads' values and subtracts it through their output map: an idle copy head
+    attends nearly uniformly and writes the mean of its values over the text, which depends on
+    the text (UUID-heavy haystacks differ from prose); this cancels it, per text, in the same
+    layer (same RMS scale)."""
+    hd, rep = B.hd, B.rep
+    w = attn.v_proj.weight
+    vsum = sum(w[k * hd:(k + 1) * hd][:8].clone() for k in copy_kvs)
+    B.rows(attn.k_proj.weight, kv).zero_()
+    B.rows(attn.v_proj.weight, kv).zero_()
+    B.rows(attn.v_proj.weight, kv)[:8] = vsum
+    B.rows(attn.k_proj.weight, kv)[1, B.b + MARK] = 1.0
+    for t in range(rep):
+        h = kv * rep + t
+        B.rows(attn.q_proj.weight, h).zero_()
+        B.rows(attn.q_proj.weight, h)[0, B.b + MARK] = 1.0
+        o = B.ocols(attn, h)
+        o.zero_()
+        if t == 0:
+            o[:, :8] = (-out).to(B.dt)
+
+
+IDLE_HEADS = ((2, 0), (2, 1), (2, 2), (3, 0), (4, 0), (5, 0), (5, 1), (5, 2))
+
+
+@torch.no_grad()
+def center_idle_heads(model, b):
+    """Heads that are off (no ':' / ',' slot, no needle) attend nearly uniformly and write the
+    mean of their values: subtract that mean, measured on CALIB_TEXT layer by layer, through
+    the marker coordinate, so an idle head writes ~0 instead of a constant bias (the codes'
+    own centring assumes a character mix that real haystacks only roughly have)."""
+    from model import rope_cos_sin
     c = model.c
-    hd, rep = c.head_dim, c.num_attention_heads // c.num_key_value_heads
+    hd = c.head_dim
+    ids = torch.tensor([[ord(ch) for ch in CALIB_TEXT]])
+    cos, sin = rope_cos_sin(ids.shape[1], hd, c.rope_theta)
+    for layer_index in sorted({layer for layer, _ in IDLE_HEADS}):
+        x = model.embed_tokens(ids)
+        for layer in model.layers[:layer_index]:
+            x = layer(x, cos, sin, None)
+        layer = model.layers[layer_index]
+        xn = layer.input_layernorm(x)[0]          # [L, d]
+        mark = float(xn[:, b + MARK].mean())      # the marker as this layer's V reads it
+        for li, kv in IDLE_HEADS:
+            if li != layer_index:
+                continue
+            w = layer.self_attn.v_proj.weight[kv * hd:(kv + 1) * hd]
+            mean_v = (xn @ w.T).mean(0)
+            w[:, b + MARK] -= mean_v / mark
+
+
+def frozen_masks(model):
+    """{parameter name: bool mask} of everything train.py keeps at its built value: the frozen
+    heads, all of layer 0, the q/k gains of the layers with frozen heads, the reserved columns
+    of the embedding and rows of every residual writer, and the norms' gains there (the final
+    norm's hex gains stay trainable: the model decides how loud the copy heads are)."""
+    c = model.c
+    hd, rep, d = c.head_dim, c.num_attention_heads // c.num_key_value_heads, c.hidden_size
+    b = d - CIRCUIT_DIMS
     params = dict(model.named_parameters())
-    masks = {}
-    for layer, kv in KEY_PATH_HEADS:
+    masks = {n: torch.zeros_like(p, dtype=torch.bool) for n, p in params.items()}
+    for layer, kv in FROZEN_HEADS:
         at = f"layers.{layer}.self_attn."
-        for name, heads in (("q_proj", range(kv * rep, (kv + 1) * rep)), ("k_proj", [kv]),
-                            ("v_proj", [kv])):
-            m = torch.zeros_like(params[at + name + ".weight"], dtype=torch.bool)
-            for h in heads:
-                m[h * hd:(h + 1) * hd] = True
-            masks[at + name + ".weight"] = m
-        m = torch.zeros_like(params[at + "o_proj.weight"], dtype=torch.bool)
-        m[:, kv * rep * hd:(kv + 1) * rep * hd] = True
-        masks[at + "o_proj.weight"] = m
-    last = KEY_PATH_HEADS[-1][0]  # the copy head's layer: its q/k gains shape the key match
-    for name in ("q_norm", "k_norm"):
-        w = params[f"layers.{last}.self_attn.{name}.weight"]
-        masks[f"layers.{last}.self_attn.{name}.weight"] = torch.ones_like(w, dtype=torch.bool)
-    return masks
+        for h in range(kv * rep, (kv + 1) * rep):
+            masks[at + "q_proj.weight"][h * hd:(h + 1) * hd] = True
+        masks[at + "k_proj.weight"][kv * hd:(kv + 1) * hd] = True
+        masks[at + "v_proj.weight"][kv * hd:(kv + 1) * hd] = True
+        masks[at + "o_proj.weight"][:, kv * rep * hd:(kv + 1) * rep * hd] = True
+    for n in masks:
+        if n.startswith("layers.0."):
+            masks[n][:] = True
+        if n.endswith(("o_proj.weight", "down_proj.weight")):
+            masks[n][b:] = True
+        if n.endswith(("input_layernorm.weight", "post_attention_layernorm.weight")):
+            masks[n][b:] = True
+        for layer in FROZEN_GAIN_LAYERS:
+            if n.startswith(f"layers.{layer}.self_attn.") and n.endswith(("q_norm.weight", "k_norm.weight")):
+                masks[n][:] = True
+    masks["embed_tokens.weight"][:, b:] = True
+    masks["norm.weight"][b:] = True
+    masks["norm.weight"][b + HEXB:b + HEXB + 16] = False
+    return {n: m for n, m in masks.items() if m.any()}

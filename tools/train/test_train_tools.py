@@ -220,9 +220,39 @@ class DataTest(unittest.TestCase):
         np.testing.assert_array_equal(inp[:, 1:][valid[:, :-1]], tgt[:, :-1][valid[:, :-1]])
 
 
+def needle_text(rng, n_needles=4, digits="0123456789"):
+    """Four needles in the NIAH wording with distinct first characters and the question for one
+    of them; returns (text, asked value)."""
+    keys = ["brisk-crayon", "quiet-garden", "amber-castle", "sly-chimney", "odd-kettle",
+            "calm-meadow", "bold-lantern", "shy-pepper"]
+    ks = list(rng.choice(keys, size=n_needles, replace=False))
+    firsts = rng.choice(list(digits[1:]), size=n_needles, replace=False)
+    vals = [f + "".join(rng.choice(list(digits), size=6)) for f in firsts]
+    text = "".join(f"The dog runs home. One of the special magic numbers for {k} is: {v}. "
+                   for k, v in zip(ks, vals))
+    ask = int(rng.integers(n_needles))
+    text += (f"The cat sat.\nThe special magic number for {ks[ask]} mentioned in the "
+             f"provided text is: ")
+    return text, vals[ask]
+
+
+def list_text(rng, n_needles=4, digits="0123456789"):
+    """n needles of one key (multivalue wording) and the answer so far up to ", " after the
+    first value; returns (text, the second value)."""
+    key = rng.choice(["brisk-crayon", "quiet-garden", "amber-castle", "odd-kettle"])
+    firsts = rng.choice(list(digits[1:]), size=n_needles, replace=False)
+    vals = [f + "".join(rng.choice(list(digits), size=6)) for f in firsts]
+    fill = ["The dog runs home.", "A cat sat on the hill.", "Here we go again.", "The sky is blue."]
+    text = "".join(f"{fill[i % 4]} One of the special magic numbers for {key} is: {v}. "
+                   for i, v in enumerate(vals))
+    text += (f"The cat sat.\nThe special magic numbers for {key} mentioned in the provided "
+             f"text are: {vals[0]}, ")
+    return text, vals[1]
+
+
 class CircuitInitTest(unittest.TestCase):
-    """The hand-built induction circuit copies repeated random strings before any training;
-    the plain init does not (it is at chance, 1/36)."""
+    """The hand-built circuit copies repeated random strings and answers key-conditioned
+    questions before any training; the plain init does neither."""
 
     def copy_accuracy(self, model):
         from circuit_init import CHARS
@@ -246,41 +276,59 @@ class CircuitInitTest(unittest.TestCase):
         return Qwen3Config()  # the default model's architecture
 
     def test_circuit_copies_and_plain_init_does_not(self):
-        from circuit_init import implant_induction
+        from circuit_init import implant_circuit
         plain = Qwen3(self.config())
         plain.init_weights(torch.Generator().manual_seed(0), qk_norm_init=1.5)
         self.assertLess(self.copy_accuracy(plain), 0.15)
-        implant_induction(plain, torch.Generator().manual_seed(1))
+        implant_circuit(plain, torch.Generator().manual_seed(1))
         # one to three characters of context vote; repeats in the context stay ambiguous
-        self.assertGreater(self.copy_accuracy(plain), 0.5)
+        self.assertGreater(self.copy_accuracy(plain), 0.4)
         with self.assertRaises(ValueError):
-            implant_induction(Qwen3(tiny_config()), torch.Generator().manual_seed(1))  # hidden 32
+            implant_circuit(Qwen3(tiny_config()), torch.Generator().manual_seed(1))  # hidden 32
 
-    def test_key_head_picks_the_asked_needle(self):
-        """Four needles in the NIAH wording, distinct first digits: the first value digit after
-        the question follows the asked key (chance: 1/4)."""
-        from circuit_init import implant_induction
-        m = Qwen3(self.config())
-        m.init_weights(torch.Generator().manual_seed(0), qk_norm_init=1.5)
-        implant_induction(m, torch.Generator().manual_seed(1))
+    def answer_prefix_accuracy(self, m, trials=24, n_chars=3):
+        """Fraction of questions whose first n_chars value characters are each the argmax
+        (teacher-forced), over texts from needle_text."""
         rng = np.random.default_rng(3)
-        keys = ["brisk-crayon", "quiet-garden", "amber-castle", "sly-chimney", "odd-kettle",
-                "calm-meadow", "bold-lantern", "shy-pepper"]
         ok = 0
-        trials = 24
         with torch.no_grad():
             for _ in range(trials):
-                ks = list(rng.choice(keys, size=4, replace=False))
-                firsts = rng.choice(list("123456789"), size=4, replace=False)
-                vals = [f + "".join(rng.choice(list("0123456789"), size=6)) for f in firsts]
-                text = "".join(f"The dog runs home. One of the special magic numbers for {k} is: {v}. "
-                               for k, v in zip(ks, vals))
-                ask = int(rng.integers(4))
-                text += (f"The cat sat.\nThe special magic number for {ks[ask]} mentioned in the "
-                         f"provided text is: ")
-                ids = torch.tensor([bt.encode(text)])
-                ok += int(m(ids)[0, -1].argmax() == ord(vals[ask][0]))
-        self.assertGreater(ok / trials, 0.5)  # 0.75 here
+                text, val = needle_text(rng)
+                ids = torch.tensor([bt.encode(text + val[:n_chars - 1])])
+                pred = m(ids)[0, -n_chars:].argmax(-1).tolist()
+                ok += int(pred == [ord(ch) for ch in val[:n_chars]])
+        return ok / trials
+
+    def test_key_heads_answer_the_asked_needle(self):
+        """Four needles, distinct first digits: the first three value digits after the
+        question follow the asked key (chance for the first alone: 1/4)."""
+        from circuit_init import implant_circuit
+        m = Qwen3(self.config())
+        m.init_weights(torch.Generator().manual_seed(0), qk_norm_init=1.5)
+        self.assertLess(self.answer_prefix_accuracy(m, n_chars=1), 0.2)
+        implant_circuit(m, torch.Generator().manual_seed(1))
+        self.assertGreater(self.answer_prefix_accuracy(m, n_chars=3), 0.7)  # 19/24 here
+
+    def test_list_heads_answer_the_next_needle(self):
+        """Four needles of one key, the first value already answered: the next answer's first
+        three characters are the second needle's (the one after the answered one), through
+        the previous-needle signatures (layers 3-5). Counted on the circuit's own logits (the
+        hex block), which is what training starts from."""
+        from circuit_init import implant_circuit
+        from circuit_parts import CIRCUIT_DIMS, HEX, HEXB
+        m = Qwen3(self.config())
+        m.init_weights(torch.Generator().manual_seed(0), qk_norm_init=1.5)
+        implant_circuit(m, torch.Generator().manual_seed(1))
+        hb = m.c.hidden_size - CIRCUIT_DIMS + HEXB
+        rng = np.random.default_rng(4)
+        ok, trials = 0, 24
+        with torch.no_grad():
+            for _ in range(trials):
+                text, val = list_text(rng)
+                ids = torch.tensor([bt.encode(text + val[:2])])
+                hexlog = m(ids, return_hidden=True)[0, -3:, hb:hb + 16]
+                ok += int("".join(HEX[int(i)] for i in hexlog.argmax(-1)) == val[:3])
+        self.assertGreater(ok / trials, 0.6)  # 18/24 here (chance: 1/1000)
 
 
 class TrainSmokeTest(unittest.TestCase):
@@ -311,26 +359,30 @@ class TrainSmokeTest(unittest.TestCase):
             for k in straight:
                 np.testing.assert_array_equal(straight[k], resumed[k], err_msg=k)
 
-    def test_freeze_key_path_keeps_the_hand_built_heads(self):
+    def test_frozen_circuit_is_isolated_from_training(self):
+        """Default training keeps the circuit's weights (frozen_masks) and, what the masks are
+        for, what the circuit reads: after 3 steps that moved the rest of the model, the
+        reserved coordinates of the residual entering layer 2 (the key heads' input) are the
+        same up to the RMS scale of the layers' inputs, and the key heads still answer."""
         import train
-        from circuit_init import implant_induction, key_path_masks
+        from circuit_init import CIRCUIT_DIMS, frozen_masks, implant_circuit
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "t.jsonl")
             with open(path, "w") as f:
                 for i in range(12):
                     text = f"One of the numbers for key-{i:02d} is: 7{i % 7}. " * 2 + "x"
                     f.write(json.dumps({"text": text, "answer_spans": [[40, 42]]}) + "\n")
-            shape = ["--layers", "3", "--hidden", "128", "--heads", "8", "--kv-heads", "4", "--ffn", "96"]
+            shape = ["--layers", "6", "--hidden", "128", "--heads", "8", "--kv-heads", "4", "--ffn", "96"]
             args = ["--data", path, "--out", os.path.join(d, "m"), "--ckpt", os.path.join(d, "m.pt"),
                     "--plan", "128:3", "--tokens-per-step", "256", "--val-samples", "0", "--warmup", "1",
-                    "--seed", "5", "--freeze-key-path", *shape]
+                    "--seed", "5", "--lr", "1e-2", *shape]
             self.assertEqual(train.main(args), 0)
             trained = read_safetensors(os.path.join(d, "m", "model.safetensors"))[0]
             cfg = train.model_config(train.parse_args(args))
             start = Qwen3(cfg)
             start.init_weights(torch.Generator().manual_seed(5), qk_norm_init=train.parse_args(args).qk_norm_init)
-            implant_induction(start, torch.Generator().manual_seed(6))
-            masks = key_path_masks(start)
+            implant_circuit(start, torch.Generator().manual_seed(6))
+            masks = frozen_masks(start)
             params = dict(start.named_parameters())
             moved = 0
             for name, m in masks.items():
@@ -338,6 +390,24 @@ class TrainSmokeTest(unittest.TestCase):
                 np.testing.assert_array_equal(after[m].numpy(), params[name].detach()[m].numpy(), err_msg=name)
                 moved += int((after[~m] != params[name].detach()[~m]).sum())
             self.assertGreater(moved, 0)  # the rest of those matrices trained
+            end = Qwen3(cfg)
+            end.load_state_dict({n: torch.from_numpy(np.array(trained["model." + n]))
+                                 for n, _ in end.named_parameters()})
+            text, _ = needle_text(np.random.default_rng(8))
+            ids = torch.tensor([bt.encode(text)])
+            seen = []
+            for model in (start, end):
+                cap = {}
+                hook = model.layers[2].register_forward_hook(lambda mod, inp, out: cap.setdefault("x", inp[0]))
+                with torch.no_grad():
+                    model(ids)
+                hook.remove()
+                seen.append(cap["x"][0])
+            b = cfg.hidden_size - CIRCUIT_DIMS
+            before, after = seen[0][:, b:], seen[1][:, b:]
+            self.assertGreater(float((seen[1][:, :b] - seen[0][:, :b]).abs().max()), 1e-2)
+            cos = torch.nn.functional.cosine_similarity(before, after, dim=-1)
+            self.assertGreater(float(cos.min()), 0.99)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import byte_tokenizer  # noqa: E402
 from data import PhasePool, length_histogram, load_jsonl  # noqa: E402
-from circuit_init import implant_induction, key_path_masks  # noqa: E402
+from circuit_init import frozen_masks, implant_circuit  # noqa: E402
 from export import export_model, load_model_dir  # noqa: E402
 from model import Qwen3, Qwen3Config, describe  # noqa: E402
 
@@ -52,11 +52,11 @@ def parse_args(argv=None):
     ap.add_argument("--qk-norm-lr-mult", type=float, default=3.0)
     ap.add_argument("--qk-norm-init", type=float, default=1.0, help="initial q/k RMSNorm gain")
     ap.add_argument("--no-induction-init", action="store_true",
-                    help="plain random init (default: warm start of a retrieval circuit in layers "
-                         "0-2, see circuit_init.py)")
-    ap.add_argument("--freeze-key-path", action="store_true",
-                    help="keep the warm start's key-conditioned heads at their hand-built values "
-                         "(circuit_init.key_path_masks)")
+                    help="plain random init (default: the retrieval circuit of circuit_init.py in "
+                         "layers 0-2 and the reserved residual coordinates, kept frozen)")
+    ap.add_argument("--train-circuit", action="store_true",
+                    help="let the circuit's weights train too (default: circuit_init.frozen_masks "
+                         "are restored after every step)")
     ap.add_argument("--init-from", default=None,
                     help="start from this checkpoint's (or exported model directory's) weights (same "
                          "architecture) with a new plan and a fresh optimizer: a second training stage")
@@ -303,12 +303,12 @@ def main(argv=None):
         model.load_state_dict(src["model"])
         print(f"weights from {a.init_from} (step {src['step']})", flush=True)
     elif not a.no_induction_init:
-        implant_induction(model, torch.Generator().manual_seed(a.seed + 1))
+        implant_circuit(model, torch.Generator().manual_seed(a.seed + 1))
     frozen = []  # (parameter, mask); the values are taken after a resume loads the checkpoint
-    if a.freeze_key_path and not a.no_induction_init and not a.init_from:
+    if not a.train_circuit and not a.no_induction_init and not a.init_from:
         params = dict(model.named_parameters())
-        frozen = [(params[n], m) for n, m in key_path_masks(model).items()]
-        print(f"frozen key path: {sum(int(m.sum()) for _, m in frozen):,} weights", flush=True)
+        frozen = [(params[n], m) for n, m in frozen_masks(model).items()]
+        print(f"frozen circuit: {sum(int(m.sum()) for _, m in frozen):,} weights", flush=True)
     print(describe(cfg), flush=True)
 
     samples = load_jsonl(a.data, a.max_samples)
