@@ -30,11 +30,13 @@ Circuit (offsets in tokens = bytes back from the current position; o = tokens si
     nearest by RoPE pair 4, whose cosine falls monotonically over 3141 tokens) -> PVP1, the
     signature of that needle's first three value characters.
   layer 4, KV 0 (frozen): query head 0 moves PVP1 from o = 1 to PVP at o = 5 of the same
-    needle (4 back; only there, so idle heads find no signature elsewhere); query head 1, at o = 1, 2, 3 after a ',' (the next answer of a list), reads the
-    signature of the previous answer's first three characters (its fourth character, 4 + o
-    back) -> QPV.
-  layer 5, KV 0-2 (frozen): multivalue heads: like layer 2's key heads, but the query is on
-    after ',' and matches QPV with the needles' PVP: "the needle after the one just answered".
+    needle (4 back; only there, so idle heads find no signature elsewhere); query head 1, at
+    o = 1, 2, 3 after a ',' (the next answer of a list), reads the signature of the previous
+    answer's first three characters (its fourth character, 4 + o back) -> QPV.
+  layer 5, KV 0-2 (frozen): list heads: like layer 2's key heads, but the query is on after
+    ',' and matches QPV with the needles' PVP: "the needle after the one just answered".
+  layers 2 and 5, KV 3 (frozen): baseline heads (baseline_head) that cancel what idle copy
+    heads write.
 """
 import torch
 
