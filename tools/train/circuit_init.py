@@ -61,7 +61,7 @@ NEEDLE_KEY_OFFSETS = (9, 10)           # key's last two characters from o = 5
 QUESTION_KEY_OFFSETS = (36, 37)        # ... from o = 1 after "...mentioned in the provided text is:"
 FROZEN_HEADS = ((0, 0), (0, 1), (0, 2), (0, 3), (1, 2), (2, 0), (2, 1), (2, 2), (2, 3), (3, 0),
                 (4, 0), (5, 0), (5, 1), (5, 2), (5, 3))  # (layer, KV head)
-FROZEN_GAIN_LAYERS = (0, 1, 2, 3, 4, 5)  # q/k norm gains are per layer: fixed where frozen heads are
+FROZEN_GAIN_LAYERS = sorted({layer for layer, _ in FROZEN_HEADS})  # q/k gains are per layer
 
 
 @torch.no_grad()
@@ -181,16 +181,14 @@ def implant_circuit(model, gen, code_norm=4.0, offset_gain=3.5, gate=8.0, sig_w=
     B.match_heads(at[2], (0, 1, 2), (C1, C2, C3), C5, KQ, KN, srcs, key_out * hex_out, gate, sig_w)
     gains(2, [(CLEAN, key_gain)], default=1.0)
 
-    # value-prefix signature of the three characters P2, P1, P0 at a position (centred)
-    def psig_rows():
-        rows = {}
-        for i in range(SIG):
-            r = torch.zeros(d, dtype=torch.float64)
-            for k, src in enumerate(srcs):
-                r[b + src:b + src + 8] = B.psig[i, 8 * k:8 * k + 8]
-                r[b + MARK] -= float(B.psig[i, 8 * k:8 * k + 8] @ B.mu8)
-            rows[i] = r
-        return rows
+    # V rows: value-prefix signature of the three characters P2, P1, P0 at a position (centred)
+    psig_rows = {}
+    for i in range(SIG):
+        r = torch.zeros(d, dtype=torch.float64)
+        for k, src in enumerate(srcs):
+            r[b + src:b + src + 8] = B.psig[i, 8 * k:8 * k + 8]
+            r[b + MARK] -= float(B.psig[i, 8 * k:8 * k + 8] @ B.mu8)
+        psig_rows[i] = r
 
     # ---- layer 3 (frozen KV 0): at a needle's o = 1, the nearest earlier o = 5 -> PVP
     a3 = at[3]
@@ -200,7 +198,7 @@ def implant_circuit(model, gen, code_norm=4.0, offset_gain=3.5, gate=8.0, sig_w=
     kr[CLEAN[-1], b + C5] = 1.0
     kr[RECENCY, b + MARK] = 1.0
     kr[1, b + MARK] = 1.0
-    for i, r in psig_rows().items():
+    for i, r in psig_rows.items():
         vr[i] = r.to(dt)
     for h in range(rep):
         qr = B.rows(a3.q_proj.weight, h)
@@ -218,7 +216,7 @@ def implant_circuit(model, gen, code_norm=4.0, offset_gain=3.5, gate=8.0, sig_w=
     v4 = {i: torch.zeros(d, dtype=torch.float64) for i in range(SIG)}
     for i in range(SIG):
         v4[i][b + PVP1 + i] = 1.0
-    for i, r in psig_rows().items():
+    for i, r in psig_rows.items():
         v4[SIG + i] = r
     B.offset_head(at[4], 0, (4, 4), v4,
                   [[(range(SIG), coords(PVP, SIG), 1.0)], [(range(SIG, 2 * SIG), coords(QPV, SIG), 1.0)]],
@@ -276,10 +274,11 @@ def center_idle_heads(model, b):
     hd = c.head_dim
     ids = torch.tensor([[ord(ch) for ch in CALIB_TEXT]])
     cos, sin = rope_cos_sin(ids.shape[1], hd, c.rope_theta)
+    x, done = model.embed_tokens(ids), 0  # input of layer `done`, through calibrated layers
     for layer_index in sorted({layer for layer, _ in IDLE_HEADS}):
-        x = model.embed_tokens(ids)
-        for layer in model.layers[:layer_index]:
+        for layer in model.layers[done:layer_index]:
             x = layer(x, cos, sin, None)
+        done = layer_index
         layer = model.layers[layer_index]
         xn = layer.input_layernorm(x)[0]          # [L, d]
         mark = float(xn[:, b + MARK].mean())      # the marker as this layer's V reads it

@@ -53,7 +53,7 @@ def parse_args(argv=None):
     ap.add_argument("--qk-norm-init", type=float, default=1.0, help="initial q/k RMSNorm gain")
     ap.add_argument("--no-induction-init", action="store_true",
                     help="plain random init (default: the retrieval circuit of circuit_init.py in "
-                         "layers 0-2 and the reserved residual coordinates, kept frozen)")
+                         "layers 0-5 and the reserved residual coordinates, kept frozen)")
     ap.add_argument("--train-circuit", action="store_true",
                     help="let the circuit's weights train too (default: circuit_init.frozen_masks "
                          "are restored after every step)")
