@@ -67,7 +67,8 @@ FROZEN_GAIN_LAYERS = sorted({layer for layer, _ in FROZEN_HEADS})  # q/k gains a
 @torch.no_grad()
 def implant_circuit(model, gen, code_norm=4.0, offset_gain=3.5, gate=8.0, sig_w=4.5,
                     key_gain=3.0, key_out=8.0, final_gain=1.0, vote_gain=3.0, vote_out=0.3,
-                    final_norm=4.0, recency_gain=19.0, hop_gate_gain=17.0, list_sig_w=6.0, list_key_gain=5.0):
+                    final_norm=4.0, recency_gain=19.0, hop_gate_gain=17.0, list_sig_w=6.0, list_key_gain=5.0,
+                    earliest=1.0, earliest_gain=18.0):
     c = model.c
     d, hd = c.hidden_size, c.head_dim
     rep = c.num_attention_heads // c.num_key_value_heads
@@ -178,8 +179,9 @@ def implant_circuit(model, gen, code_norm=4.0, offset_gain=3.5, gate=8.0, sig_w=
     for j, ch in enumerate(HEX):
         hex_out[b + HEXB + j] = B.code8[CHARS.index(ch)]
     srcs = (P[2], P[1], P[0])  # value characters 1, 2, 3 seen from o = 5
-    B.match_heads(at[2], (0, 1, 2), (C1, C2, C3), C5, KQ, KN, srcs, key_out * hex_out, gate, sig_w)
-    gains(2, [(CLEAN, key_gain)], default=1.0)
+    B.match_heads(at[2], (0, 1, 2), (C1, C2, C3), C5, KQ, KN, srcs, key_out * hex_out, gate, sig_w,
+                  earliest)
+    gains(2, [(CLEAN, key_gain), ((RECENCY, RECENCY + hd // 2), earliest_gain)], default=1.0)
 
     # V rows: value-prefix signature of the three characters P2, P1, P0 at a position (centred)
     psig_rows = {}

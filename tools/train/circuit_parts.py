@@ -175,11 +175,13 @@ class Builder:
                 for i, coord in zip(vr, coords):
                     o[coord, i] = s
 
-    def match_heads(self, attn, kvs, q_gates, k_gate, q_sig, k_sig, srcs, out, gate, sig_w):
+    def match_heads(self, attn, kvs, q_gates, k_gate, q_sig, k_sig, srcs, out, gate, sig_w, earliest=0.0):
         """Copy heads (one per KV head in kvs): score = gate (query: q_gates[i] on, the others
         pushed away; key: the k_gate indicator) + sig_w^2 * q_sig . k_sig (5-dim signatures at
         residual coordinates q_sig / k_sig), in the clean RoPE pairs; each copies the centred
-        8-dim code at srcs[i] through `out` [d, 8]."""
+        8-dim code at srcs[i] through `out` [d, 8]. earliest > 0 adds a preference for the
+        farthest key where signatures tie (RoPE pair RECENCY, whose cosine falls with distance):
+        several needles with the same key are listed in document order."""
         gate_dim, sig_dims = CLEAN[-1], CLEAN[:SIG]
         b = self.b
         for kv, qgate, src in zip(kvs, q_gates, srcs):
@@ -187,6 +189,7 @@ class Builder:
             kr.zero_()
             kr[gate_dim, b + k_gate] = gate
             kr[1, b + MARK] = 1.0  # anchor (pairs with nothing in q: keeps k well defined)
+            kr[RECENCY, b + k_gate] = 1.0 if earliest else 0.0  # needles only
             for i, dim in enumerate(sig_dims):
                 kr[dim, b + k_sig + i] = sig_w
             vr = self.rows(attn.v_proj.weight, kv)
@@ -203,6 +206,7 @@ class Builder:
                     qr[gate_dim, b + other] = 2 * gate if other == qgate else -gate
                 qr[gate_dim, b + MARK] = -gate
                 qr[0, b + MARK] = 1.0
+                qr[RECENCY + self.hd // 2, b + qgate] = -earliest  # ~sin(theta * distance): 0 near, grows far
                 for i, dim in enumerate(sig_dims):
                     qr[dim, b + q_sig + i] = sig_w
                 o = self.ocols(attn, h)

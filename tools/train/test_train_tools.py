@@ -236,18 +236,20 @@ def needle_text(rng, n_needles=4, digits="0123456789"):
     return text, vals[ask]
 
 
-def list_text(rng, n_needles=4, digits="0123456789"):
+def list_text(rng, n_needles=4, digits="0123456789", answered=True):
     """n needles of one key (multivalue wording) and the answer so far up to ", " after the
-    first value; returns (text, the second value)."""
+    first value; returns (text, the second value). answered=False: the text ends at "are: "
+    and the first value is returned."""
     key = rng.choice(["brisk-crayon", "quiet-garden", "amber-castle", "odd-kettle"])
     firsts = rng.choice(list(digits[1:]), size=n_needles, replace=False)
     vals = [f + "".join(rng.choice(list(digits), size=6)) for f in firsts]
     fill = ["The dog runs home.", "A cat sat on the hill.", "Here we go again.", "The sky is blue."]
     text = "".join(f"{fill[i % 4]} One of the special magic numbers for {key} is: {v}. "
                    for i, v in enumerate(vals))
-    text += (f"The cat sat.\nThe special magic numbers for {key} mentioned in the provided "
-             f"text are: {vals[0]}, ")
-    return text, vals[1]
+    text += f"The cat sat.\nThe special magic numbers for {key} mentioned in the provided text are: "
+    if not answered:
+        return text, vals[0]
+    return text + f"{vals[0]}, ", vals[1]
 
 
 class CircuitInitTest(unittest.TestCase):
@@ -330,6 +332,33 @@ class CircuitInitTest(unittest.TestCase):
                 ok += int("".join(HEX[int(i)] for i in hexlog.argmax(-1)) == val[:3])
         self.assertGreater(ok / trials, 0.6)  # 18/24 here (chance: 1/1000)
 
+    def test_key_heads_answer_the_first_of_same_key_needles(self):
+        """Four needles of one key (multivalue wording), before the first answer: the key
+        signatures tie, so the earliest preference must pick the first needle in the document
+        (answers are listed in document order); without it the heads mix the four."""
+        from circuit_init import implant_circuit
+        from circuit_parts import CIRCUIT_DIMS, HEX, HEXB
+
+        def first_answer_ok(earliest):
+            m = Qwen3(self.config())
+            m.init_weights(torch.Generator().manual_seed(0), qk_norm_init=1.5)
+            implant_circuit(m, torch.Generator().manual_seed(1), earliest=earliest)
+            hb = m.c.hidden_size - CIRCUIT_DIMS + HEXB
+            rng = np.random.default_rng(6)
+            ok, trials = 0, 24
+            with torch.no_grad():
+                for _ in range(trials):
+                    text, first = list_text(rng, answered=False)
+                    ids = torch.tensor([bt.encode(text + first[:2])])
+                    hexlog = m(ids, return_hidden=True)[0, -3:, hb:hb + 16]
+                    ok += int("".join(HEX[int(i)] for i in hexlog.argmax(-1)) == first[:3])
+            return ok / trials
+
+        without, with_pref = first_answer_ok(0.0), first_answer_ok(1.0)
+        print(f"first of four same-key needles: {without:.2f} without, {with_pref:.2f} with the preference")
+        self.assertLess(without, 0.35)
+        self.assertGreater(with_pref, 0.6)
+
 
 class TrainSmokeTest(unittest.TestCase):
     def test_resume_gives_the_same_weights(self):
@@ -408,6 +437,18 @@ class TrainSmokeTest(unittest.TestCase):
             self.assertGreater(float((seen[1][:, :b] - seen[0][:, :b]).abs().max()), 1e-2)
             cos = torch.nn.functional.cosine_similarity(before, after, dim=-1)
             self.assertGreater(float(cos.min()), 0.99)
+            # a second stage (--init-from the exported model) keeps the circuit it brings frozen
+            args2 = ["--data", path, "--out", os.path.join(d, "m2"), "--ckpt", os.path.join(d, "m2.pt"),
+                     "--init-from", os.path.join(d, "m"), "--plan", "128:2", "--tokens-per-step", "256",
+                     "--val-samples", "0", "--warmup", "1", "--seed", "5", "--lr", "1e-2", *shape]
+            self.assertEqual(train.main(args2), 0)
+            second = read_safetensors(os.path.join(d, "m2", "model.safetensors"))[0]
+            moved = 0
+            for name, m in masks.items():
+                a, b2 = (torch.from_numpy(np.array(x["model." + name])) for x in (trained, second))
+                np.testing.assert_array_equal(b2[m].numpy(), a[m].numpy(), err_msg=name)
+                moved += int((b2[~m] != a[~m]).sum())
+            self.assertGreater(moved, 0)
 
 
 if __name__ == "__main__":

@@ -59,7 +59,9 @@ def parse_args(argv=None):
                          "are restored after every step)")
     ap.add_argument("--init-from", default=None,
                     help="start from this checkpoint's (or exported model directory's) weights (same "
-                         "architecture) with a new plan and a fresh optimizer: a second training stage")
+                         "architecture) with a new plan and a fresh optimizer: a second training stage; "
+                         "the circuit it brings stays frozen (frozen_masks of the loaded weights) unless "
+                         "--train-circuit, or --no-induction-init for a source without one")
     ap.add_argument("--answer-weight", type=float, default=5.0)
     ap.add_argument("--log-every", type=int, default=10)
     ap.add_argument("--eval-every", type=int, default=0, help="steps between evals (0: ~8 per run)")
@@ -305,7 +307,7 @@ def main(argv=None):
     elif not a.no_induction_init:
         implant_circuit(model, torch.Generator().manual_seed(a.seed + 1))
     frozen = []  # (parameter, mask); the values are taken after a resume loads the checkpoint
-    if not a.train_circuit and not a.no_induction_init and not a.init_from:
+    if not a.train_circuit and not a.no_induction_init:  # also the circuit an --init-from model brings
         params = dict(model.named_parameters())
         frozen = [(params[n], m) for n, m in frozen_masks(model).items()]
         print(f"frozen circuit: {sum(int(m.sum()) for _, m in frozen):,} weights", flush=True)
