@@ -25,7 +25,8 @@ Circuit (offsets in tokens = bytes back from the current position; o = tokens si
   layer 2, KV 0-2 (frozen): key heads for the value's characters 1, 2, 3. Score = gate (query
     o = 1 / 2 / 3; key: o = 5 of a needle) + KQ . KN; each copies the code of the needle's
     value character 1 / 2 / 3 (3 / 2 / 1 back from o = 5) into the hex block, which the tied LM
-    head decodes. The rest of a value follows by induction.
+    head decodes; where needles tie (one key, several values) the farthest one wins (earliest:
+    multivalue lists answers in document order). The rest of a value follows by induction.
   layer 3, KV 0 (frozen): at o = 1 of every needle, the nearest earlier needle (its o = 5;
     nearest by RoPE pair 4, whose cosine falls monotonically over 3141 tokens) -> PVP1, the
     signature of that needle's first three value characters.

@@ -180,8 +180,9 @@ class Builder:
         pushed away; key: the k_gate indicator) + sig_w^2 * q_sig . k_sig (5-dim signatures at
         residual coordinates q_sig / k_sig), in the clean RoPE pairs; each copies the centred
         8-dim code at srcs[i] through `out` [d, 8]. earliest > 0 adds a preference for the
-        farthest key where signatures tie (RoPE pair RECENCY, whose cosine falls with distance):
-        several needles with the same key are listed in document order."""
+        farthest key where signatures tie (several needles of one key are listed in document
+        order): RoPE pair RECENCY's sine term, 0 at distance 0 and rising to ~1570 tokens, on
+        keys with the k_gate indicator only (a plain distance bonus would pull to the text's start)."""
         gate_dim, sig_dims = CLEAN[-1], CLEAN[:SIG]
         b = self.b
         for kv, qgate, src in zip(kvs, q_gates, srcs):
