@@ -190,7 +190,8 @@ class Builder:
             kr.zero_()
             kr[gate_dim, b + k_gate] = gate
             kr[1, b + MARK] = 1.0  # anchor (pairs with nothing in q: keeps k well defined)
-            kr[RECENCY, b + k_gate] = 1.0 if earliest else 0.0  # needles only
+            if earliest:
+                kr[RECENCY, b + k_gate] = 1.0  # needles only
             for i, dim in enumerate(sig_dims):
                 kr[dim, b + k_sig + i] = sig_w
             vr = self.rows(attn.v_proj.weight, kv)

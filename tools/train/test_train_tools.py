@@ -301,6 +301,29 @@ class CircuitInitTest(unittest.TestCase):
                 ok += int(pred == [ord(ch) for ch in val[:n_chars]])
         return ok / trials
 
+    def circuit_model(self, **circuit_args):
+        """The default architecture, seed-0 init, circuit implanted with seed 1."""
+        from circuit_init import implant_circuit
+        m = Qwen3(self.config())
+        m.init_weights(torch.Generator().manual_seed(0), qk_norm_init=1.5)
+        implant_circuit(m, torch.Generator().manual_seed(1), **circuit_args)
+        return m
+
+    def hex_block_list_accuracy(self, m, seed, answered, trials=24):
+        """Fraction of list_text texts whose expected value's first three characters are each
+        the argmax of the circuit's own logits (the hex block, what training starts from)."""
+        from circuit_parts import CIRCUIT_DIMS, HEX, HEXB
+        hb = m.c.hidden_size - CIRCUIT_DIMS + HEXB
+        rng = np.random.default_rng(seed)
+        ok = 0
+        with torch.no_grad():
+            for _ in range(trials):
+                text, val = list_text(rng, answered=answered)
+                ids = torch.tensor([bt.encode(text + val[:2])])
+                hexlog = m(ids, return_hidden=True)[0, -3:, hb:hb + 16]
+                ok += int("".join(HEX[int(i)] for i in hexlog.argmax(-1)) == val[:3])
+        return ok / trials
+
     def test_key_heads_answer_the_asked_needle(self):
         """Four needles, distinct first digits: the first three value digits after the
         question follow the asked key (chance for the first alone: 1/4)."""
@@ -316,45 +339,15 @@ class CircuitInitTest(unittest.TestCase):
         three characters are the second needle's (the one after the answered one), through
         the previous-needle signatures (layers 3-5). Counted on the circuit's own logits (the
         hex block), which is what training starts from."""
-        from circuit_init import implant_circuit
-        from circuit_parts import CIRCUIT_DIMS, HEX, HEXB
-        m = Qwen3(self.config())
-        m.init_weights(torch.Generator().manual_seed(0), qk_norm_init=1.5)
-        implant_circuit(m, torch.Generator().manual_seed(1))
-        hb = m.c.hidden_size - CIRCUIT_DIMS + HEXB
-        rng = np.random.default_rng(4)
-        ok, trials = 0, 24
-        with torch.no_grad():
-            for _ in range(trials):
-                text, val = list_text(rng)
-                ids = torch.tensor([bt.encode(text + val[:2])])
-                hexlog = m(ids, return_hidden=True)[0, -3:, hb:hb + 16]
-                ok += int("".join(HEX[int(i)] for i in hexlog.argmax(-1)) == val[:3])
-        self.assertGreater(ok / trials, 0.6)  # 18/24 here (chance: 1/1000)
+        acc = self.hex_block_list_accuracy(self.circuit_model(), seed=4, answered=True)
+        self.assertGreater(acc, 0.6)  # 18/24 here (chance: 1/1000)
 
     def test_key_heads_answer_the_first_of_same_key_needles(self):
         """Four needles of one key (multivalue wording), before the first answer: the key
         signatures tie, so the earliest preference must pick the first needle in the document
         (answers are listed in document order); without it the heads mix the four."""
-        from circuit_init import implant_circuit
-        from circuit_parts import CIRCUIT_DIMS, HEX, HEXB
-
-        def first_answer_ok(earliest):
-            m = Qwen3(self.config())
-            m.init_weights(torch.Generator().manual_seed(0), qk_norm_init=1.5)
-            implant_circuit(m, torch.Generator().manual_seed(1), earliest=earliest)
-            hb = m.c.hidden_size - CIRCUIT_DIMS + HEXB
-            rng = np.random.default_rng(6)
-            ok, trials = 0, 24
-            with torch.no_grad():
-                for _ in range(trials):
-                    text, first = list_text(rng, answered=False)
-                    ids = torch.tensor([bt.encode(text + first[:2])])
-                    hexlog = m(ids, return_hidden=True)[0, -3:, hb:hb + 16]
-                    ok += int("".join(HEX[int(i)] for i in hexlog.argmax(-1)) == first[:3])
-            return ok / trials
-
-        without, with_pref = first_answer_ok(0.0), first_answer_ok(1.0)
+        without, with_pref = (self.hex_block_list_accuracy(self.circuit_model(earliest=e), seed=6, answered=False)
+                              for e in (0.0, 1.0))
         print(f"first of four same-key needles: {without:.2f} without, {with_pref:.2f} with the preference")
         self.assertLess(without, 0.35)
         self.assertGreater(with_pref, 0.6)
@@ -412,13 +405,19 @@ class TrainSmokeTest(unittest.TestCase):
             start.init_weights(torch.Generator().manual_seed(5), qk_norm_init=train.parse_args(args).qk_norm_init)
             implant_circuit(start, torch.Generator().manual_seed(6))
             masks = frozen_masks(start)
-            params = dict(start.named_parameters())
-            moved = 0
-            for name, m in masks.items():
-                after = torch.from_numpy(np.array(trained["model." + name]))
-                np.testing.assert_array_equal(after[m].numpy(), params[name].detach()[m].numpy(), err_msg=name)
-                moved += int((after[~m] != params[name].detach()[~m]).sum())
-            self.assertGreater(moved, 0)  # the rest of those matrices trained
+
+            def assert_frozen_kept(ref, new):
+                """ref, new: name -> tensor. Frozen entries equal; the rest of those matrices trained."""
+                moved = 0
+                for name, m in masks.items():
+                    np.testing.assert_array_equal(new[name][m].numpy(), ref[name][m].numpy(), err_msg=name)
+                    moved += int((new[name][~m] != ref[name][~m]).sum())
+                self.assertGreater(moved, 0)
+
+            def loaded(st):
+                return {n: torch.from_numpy(np.array(st["model." + n])) for n in masks}
+
+            assert_frozen_kept({n: p.detach() for n, p in start.named_parameters()}, loaded(trained))
             end = Qwen3(cfg)
             end.load_state_dict({n: torch.from_numpy(np.array(trained["model." + n]))
                                  for n, _ in end.named_parameters()})
@@ -443,12 +442,7 @@ class TrainSmokeTest(unittest.TestCase):
                      "--val-samples", "0", "--warmup", "1", "--seed", "5", "--lr", "1e-2", *shape]
             self.assertEqual(train.main(args2), 0)
             second = read_safetensors(os.path.join(d, "m2", "model.safetensors"))[0]
-            moved = 0
-            for name, m in masks.items():
-                a, b2 = (torch.from_numpy(np.array(x["model." + name])) for x in (trained, second))
-                np.testing.assert_array_equal(b2[m].numpy(), a[m].numpy(), err_msg=name)
-                moved += int((b2[~m] != a[~m]).sum())
-            self.assertGreater(moved, 0)
+            assert_frozen_kept(loaded(trained), loaded(second))
 
 
 if __name__ == "__main__":
