@@ -346,8 +346,8 @@ class CircuitInitTest(unittest.TestCase):
         """Four needles of one key (multivalue wording), before the first answer: the key
         signatures tie, so the earliest preference must pick the first needle in the document
         (answers are listed in document order); without it the heads mix the four."""
-        without, with_pref = (self.hex_block_list_accuracy(self.circuit_model(earliest=e), seed=6, answered=False)
-                              for e in (0.0, 1.0))
+        without, with_pref = (self.hex_block_list_accuracy(self.circuit_model(earliest=e), seed=6,
+                                                           answered=False) for e in (0.0, 1.0))
         print(f"first of four same-key needles: {without:.2f} without, {with_pref:.2f} with the preference")
         self.assertLess(without, 0.35)
         self.assertGreater(with_pref, 0.6)
