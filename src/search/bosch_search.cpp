@@ -38,6 +38,7 @@ nlohmann::json SearchOptions::to_json() const {
           {"budget_probe", budget_probe},
           {"budget_group", budget_group},
           {"destroy_fraction", destroy_fraction},
+          {"budget_polish", budget_polish},
           {"exact_repair", exact_repair},
           {"seed", seed},
           {"stall_limit", stall_limit}};
@@ -63,6 +64,7 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
   check(opt.ratio >= 0 && opt.ratio <= 1, "--ratio {}: expected a value in [0, 1]", opt.ratio);
   check(opt.budget_probe >= 1, "--budget-probe {}: expected >= 1", opt.budget_probe);
   check(opt.budget_group >= 1, "--budget-group {}: expected >= 1", opt.budget_group);
+  check(opt.budget_polish >= 0, "--budget-polish {}: expected >= 0", opt.budget_polish);
   check(opt.destroy_fraction > 0 && opt.destroy_fraction <= 1,
         "--destroy {}: expected a fraction in (0, 1]", opt.destroy_fraction);
   const auto t_start = Clock::now();
@@ -132,6 +134,23 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
     r.stages.push_back({"groups", ev.fresh() - before, since(t0), ev.evaluate(r.bits).score,
                         fmt::format("{} groups", r.groups.size())});
     report(r.stages.back());
+
+    // Polish: cross-layer swaps.
+    if (opt.budget_polish > 0) {
+      t0 = Clock::now();
+      before = ev.fresh();
+      r.polish = run_polish_stage(ev, opt, r.bits);
+      std::string per_layer;
+      for (int l = 0; l < L; ++l) {
+        int c = 0;
+        for (int h = 0; h < H; ++h) c += r.bits[static_cast<size_t>(l) * H + h];
+        per_layer += fmt::format("{}{}", l ? "," : "", c);
+      }
+      r.stages.push_back({"polish", ev.fresh() - before, since(t0), ev.evaluate(r.bits).score,
+                          fmt::format("{} swaps in {} rounds, heads per layer {}", r.polish.moves.size(),
+                                      r.polish.rounds, per_layer)});
+      report(r.stages.back());
+    }
   }
   check(count_ones(r.bits) == r.k_total, "search: internal error: {} SWA heads, expected {}",
         count_ones(r.bits), r.k_total);
@@ -175,6 +194,11 @@ nlohmann::json SearchResult::to_json() const {
                         {"evaluations", g.evaluations},
                         {"lns_iterations", g.lns_iterations},
                         {"exhaustive", g.exhaustive}});
+  json moves = json::array();
+  for (auto [t, f] : polish.moves) moves.push_back({{"to_full", t}, {"to_swa", f}});
+  const json polish_j = {{"start_loss", polish.start_loss}, {"end_loss", polish.end_loss},
+                         {"evaluations", polish.evaluations}, {"rounds", polish.rounds},
+                         {"moves", moves}};
   json stages_j = json::array();
   for (const auto& s : stages)
     stages_j.push_back({{"name", s.name},
@@ -216,7 +240,8 @@ nlohmann::json SearchResult::to_json() const {
             {"adaptive_score", ratios.adaptive_score},
             {"uniform_score", ratios.uniform_score}}},
           {"layers", layers},
-          {"groups", groups_j}};
+          {"groups", groups_j},
+          {"polish", polish_j}};
 }
 
 }  // namespace bosch::search

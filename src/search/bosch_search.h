@@ -9,6 +9,9 @@
 //  3. groups: layers with equal counts form a group; groups from the easiest (highest count) to
 //     the hardest are optimised jointly by Large Neighbourhood Search (or exhaustively when
 //     the group's space fits its budget), each layer keeping its count.
+//  +  polish (our addition, --budget-polish 0 turns it off): swaps that move a SWA head to
+//     another layer, ordered by the heads' marginals at the current assignment, so a layer
+//     count that stage 2 got wrong can still change (polish_stage.cpp).
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -26,6 +29,7 @@ struct SearchOptions {
   int budget_probe = 32;        // stage 1: fresh evaluations per layer
   int budget_group = 64;        // stage 3: fresh evaluations per group
   double destroy_fraction = 0.25;  // stage 3: share of a group's SWA heads moved per LNS step
+  int budget_polish = 64;       // polish: fresh evaluations (0 = the paper's three stages only)
   int exact_repair = 0;         // stage 3: largest destroyed neighbourhood re-optimised
                                 // exactly (placements); 0 = auto (3 * H)
   uint64_t seed = 0;
@@ -88,6 +92,18 @@ std::vector<GroupResult> run_group_stage(Evaluator& ev, const SearchOptions& opt
 GroupResult optimise_group(Evaluator& ev, const SearchOptions& opt, const std::vector<int>& layers,
                            HeadBits& assignment, uint64_t seed);
 
+// ---- polish (after stage 3) ----
+struct PolishResult {
+  double start_loss = 0, end_loss = 0;
+  int evaluations = 0;                  // fresh evaluations
+  int rounds = 0;                       // marginal measurements
+  std::vector<std::pair<int, int>> moves;  // accepted swaps (flat SWA head made full, full head made SWA)
+};
+// Consecutive rejected swaps that end a round.
+int polish_misses_limit(int n_heads);
+// Improves `assignment` in place (its count of SWA heads is kept) within opt.budget_polish.
+PolishResult run_polish_stage(Evaluator& ev, const SearchOptions& opt, HeadBits& assignment);
+
 // ---- whole search ----
 struct StageSummary {
   std::string name;
@@ -105,13 +121,14 @@ struct SearchResult {
   ProbeResult probe;
   RatioAssignment ratios;
   std::vector<GroupResult> groups;
+  PolishResult polish;
   std::vector<StageSummary> stages;
   int64_t evaluations = 0, computed = 0, replayed = 0, memo_hits = 0;
   double seconds = 0, objective_seconds = 0;
   ObjectiveStats objective_stats;
   nlohmann::json to_json() const;
 };
-// Runs the three stages. Prints per-stage summaries to stderr unless BOSCH_QUIET is set.
+// Runs the three stages and the polish. Prints per-stage summaries to stderr unless BOSCH_QUIET is set.
 SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt);
 
 // Independent RNG stream for (seed, stage, index), so stages never share random state.

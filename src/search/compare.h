@@ -53,7 +53,8 @@ struct CompareRow {
 struct LayerSensitivity {
   double ratio = 0;
   std::vector<double> drops, weights, best_scores;
-  std::vector<int> counts;
+  std::vector<int> counts;        // SWA heads per layer from stage 2
+  std::vector<int> final_counts;  // ... in the search's answer (the polish can move heads)
 };
 
 struct CompareResult {

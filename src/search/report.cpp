@@ -94,14 +94,20 @@ std::string sensitivity_markdown(const CompareResult& r) {
   std::vector<std::string> cols;
   for (const auto& s : r.sensitivity) cols.push_back(fmt::format("drop / weight / SWA heads @ {}", s.ratio));
   std::string out = "Stage-1 per-layer sensitivity (drop = normalized score lost when the layer's best "
-                    "probe set joins the cascade; weight 1 = least sensitive).\n\n";
+                    "probe set joins the cascade; weight 1 = least sensitive; SWA heads: stage 2's "
+                    "count, -> the answer's where the polish moved heads).\n\n";
   out += header("layer", cols);
   for (int l = 0; l < r.n_layers; ++l) {
     out += fmt::format("| {} |", l);
     for (const auto& s : r.sensitivity) {
       if (l < static_cast<int>(s.drops.size()) && l < static_cast<int>(s.weights.size()) &&
           l < static_cast<int>(s.counts.size()))
-        out += fmt::format(" {:.4f} / {:.3f} / {} |", s.drops[l], s.weights[l], s.counts[l]);
+      {
+        std::string heads = fmt::format("{}", s.counts[l]);
+        if (l < static_cast<int>(s.final_counts.size()) && s.final_counts[l] != s.counts[l])
+          heads += fmt::format(" -> {}", s.final_counts[l]);
+        out += fmt::format(" {:.4f} / {:.3f} / {} |", s.drops[l], s.weights[l], heads);
+      }
       else
         out += " - |";
     }

@@ -162,14 +162,15 @@ TEST(Report, MarkdownTableFormat) {
 
 TEST(Report, WritesTablesAndPictures) {
   CompareResult r = small_result();
-  r.sensitivity.push_back({0.5, {0.2, 0.05}, {0.0, 1.0}, {0.8, 0.75}, {0, 2}});
+  r.sensitivity.push_back({0.5, {0.2, 0.05}, {0.0, 1.0}, {0.8, 0.75}, {0, 2}, {1, 2}});
   const auto dir = std::filesystem::temp_directory_path() / ("bosch_report_" + std::to_string(::getpid()));
   const auto files = write_compare_report(r, dir.string(), "test report");
   EXPECT_EQ(files.size(), 4u + 2u);  // 4 masks, sensitivity.svg, report.md
   for (const auto& f : files) EXPECT_TRUE(std::filesystem::exists(f)) << f;
   const std::string md = read_file((dir / "report.md").string());
   EXPECT_NE(md.find("# test report"), std::string::npos);
-  EXPECT_NE(md.find("| 0 | 0.2000 / 0.000 / 0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 0 | 0.2000 / 0.000 / 0 -> 1 |"), std::string::npos) << md;  // polish moved a head
+  EXPECT_NE(md.find("| 1 | 0.0500 / 1.000 / 2 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 0.25 | 10 / 0.5s | 10 / 0.5s |"), std::string::npos) << md;
   const std::string svg = read_file((dir / "masks" / "bosch-r0.25.svg").string());
   EXPECT_NE(svg.find("<svg"), std::string::npos);

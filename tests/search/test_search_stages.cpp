@@ -324,12 +324,14 @@ TEST(BoschSearch, ExactCardinalityAndBudgetsForManyShapes) {
         opt.ratio = rho;
         opt.budget_probe = 6;
         opt.budget_group = 10;
+        opt.budget_polish = 12;
         opt.seed = 5;
         SearchResult r = run_bosch_search(ev, opt);
         const int K = target_count(rho, L, H);
         ASSERT_EQ(count_ones(r.bits), K) << L << "x" << H << " rho " << rho;
         for (const auto& p : r.probe.layers) ASSERT_LE(p.evaluations, 6);
         for (const auto& g : r.groups) ASSERT_LE(g.evaluations, 10);
+        ASSERT_LE(r.polish.evaluations, 12);
         int64_t staged = 0;
         for (const auto& s : r.stages) staged += s.evaluations;
         ASSERT_EQ(staged, r.evaluations);
@@ -337,7 +339,8 @@ TEST(BoschSearch, ExactCardinalityAndBudgetsForManyShapes) {
           int sum = 0;
           for (int c : r.ratios.counts) sum += c;
           ASSERT_EQ(sum, K);
-          for (int l = 0; l < L; ++l) ASSERT_EQ(layer_count(r.bits, l, H), r.ratios.counts[l]);
+          if (r.polish.moves.empty())  // the polish is the one stage that changes layer counts
+            for (int l = 0; l < L; ++l) ASSERT_EQ(layer_count(r.bits, l, H), r.ratios.counts[l]);
         }
       }
 }
@@ -398,4 +401,87 @@ TEST(RatioStage, GuardKeepsUniformCountsWhenTheAdaptiveStartLoses) {
   EXPECT_GT(r.score, 0.9);
   EXPECT_EQ(uniform_counts({0.0, 1.0, 0.5, 1.0}, 4, 6), (std::vector<int>{1, 2, 1, 2}));
   EXPECT_EQ(uniform_counts({0.2, 0.1, 0.9}, 4, 7), (std::vector<int>{2, 2, 3}));
+}
+
+// ---- polish: cross-layer swaps ----
+
+TEST(PolishStage, ReachesTheOptimumOfAnAdditiveObjectiveFromWrongLayerCounts) {
+  // Additive costs: the marginals predict every swap exactly, so the polish must end at the
+  // K cheapest heads whatever the per-layer counts of the start.
+  const int L = 5, H = 4, K = 10;
+  Rng rng(11);
+  std::vector<double> unary(L * H);
+  for (double& u : unary) u = 0.01 + double(rng.below(1000)) / 1000.0;
+  SyntheticObjective obj(L, H, unary);
+  const HeadBits best = brute_force_best(obj, K);
+  HeadBits start(L * H, 0);
+  for (int i = 0; i < K; ++i) start[i] = 1;  // layers 0-1 all SWA, 2 half, 3-4 full
+  ASSERT_NE(start, best);
+  Evaluator ev(obj, quiet_options(0.5));
+  ev.init_references();
+  SearchOptions opt;
+  opt.budget_polish = 2000;
+  HeadBits bits = start;
+  const PolishResult r = run_polish_stage(ev, opt, bits);
+  EXPECT_EQ(bits, best);
+  EXPECT_EQ(count_ones(bits), K);
+  EXPECT_LT(r.end_loss, r.start_loss);
+  EXPECT_FALSE(r.moves.empty());
+  bool across = false;
+  for (auto [t, f] : r.moves) across = across || t / H != f / H;
+  EXPECT_TRUE(across) << "no swap moved a head to another layer";
+  EXPECT_LE(r.evaluations, opt.budget_polish);
+}
+
+TEST(PolishStage, KeepsTheCountAndTheBudget) {
+  auto obj = make_synthetic_objective("synthetic:4x4:2");
+  for (int budget : {0, 1, 5, 17}) {
+    Evaluator ev(*obj, quiet_options(0.5));
+    ev.init_references();
+    HeadBits bits(16, 0);
+    for (int i = 0; i < 8; ++i) bits[2 * i] = 1;
+    const HeadBits start = bits;
+    const double start_loss = ev.evaluate(bits).loss;
+    const int64_t before = ev.fresh();
+    SearchOptions opt;
+    opt.budget_polish = budget;
+    const PolishResult r = run_polish_stage(ev, opt, bits);
+    EXPECT_EQ(count_ones(bits), 8);
+    EXPECT_LE(r.evaluations, budget);
+    EXPECT_EQ(ev.fresh() - before, r.evaluations);
+    EXPECT_LE(ev.evaluate(bits).loss, start_loss);
+    if (budget == 0) EXPECT_EQ(bits, start);
+  }
+}
+
+TEST(BoschSearch, PolishFixesALayerCountTheRatiosGotWrong) {
+  // rho = 0.75, c = 3 probes. Layer 2 has three costly heads (a layer of key heads), so the
+  // probes see it as the one sensitive layer and stage 2 gives it 0 SWA heads and the other
+  // layers 4, although layer 1 has a costly head too. Layers at 0 or H heads form no stage-3
+  // group, so only a move across layers (layer 1's costly head back to full, layer 2's free
+  // head to SWA) reaches the optimum.
+  const int H = 4;
+  std::vector<PlantedLayer> layers = {{{0, 1, 2, 3}, {}},
+                                      {{0, 1, 2}, {}},
+                                      {{1}, {}},
+                                      {{0, 1, 2, 3}, {}}};
+  auto obj = make_planted(H, layers);
+  const HeadBits planted = planted_bits(H, layers);
+  ASSERT_EQ(brute_force_best(obj, 12), planted);
+  auto run = [&](int budget_polish) {
+    SyntheticObjective o = obj;
+    Evaluator ev(o, quiet_options(0.75));
+    SearchOptions opt;
+    opt.ratio = 0.75;
+    opt.budget_polish = budget_polish;
+    return run_bosch_search(ev, opt);
+  };
+  const SearchResult paper = run(0), polished = run(64);
+  EXPECT_EQ(paper.ratios.counts, (std::vector<int>{4, 4, 0, 4})) << "the planted trap did not trigger";
+  EXPECT_NE(paper.bits, planted);
+  EXPECT_EQ(polished.bits, planted);
+  EXPECT_GT(polished.score, paper.score);
+  EXPECT_EQ(polished.stages.back().name, "polish");
+  EXPECT_LE(polished.polish.evaluations, 64);
+  EXPECT_EQ(polished.polish.moves, (std::vector<std::pair<int, int>>{{1 * H + 3, 2 * H + 1}}));
 }
