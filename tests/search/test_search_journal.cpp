@@ -116,10 +116,12 @@ TEST(Resume, KilledSearchResumesToTheSameMask) {
   const auto ref_lines = lines_of(ref_text);
   ASSERT_EQ(static_cast<int64_t>(ref_lines.size()), 1 + ref.result.evaluations);
   ASSERT_GT(ref.result.evaluations, 40);
+  ASSERT_GT(ref.result.polish.evaluations, 4) << "the kill points must reach into the polish";
+  const int64_t in_polish = ref.result.evaluations - ref.result.polish.evaluations / 2;
 
   const std::string path = temp_path("killed.jsonl");
   for (int64_t kill_at : {int64_t(0), int64_t(1), int64_t(2), int64_t(7), ref.result.evaluations / 2,
-                          ref.result.evaluations - 1}) {
+                          in_polish, ref.result.evaluations - 1}) {
     // Kill: the objective throws after kill_at evaluations.
     EXPECT_THROW(run_search(path, false, s, kill_at), std::runtime_error);
     const std::string killed = bosch::read_file(path);
