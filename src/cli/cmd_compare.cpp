@@ -1,9 +1,11 @@
 // `bosch compare [MODEL] --ratios 0.25,0.5,0.75,0.875 --methods all`: the BOSCH search and
 // every baseline at every ratio. Masks are built from the calibration split only; each is then
-// scored on held-out NIAH TEST samples (search/compare.h). Prints the ratio x method table;
+// scored on held-out NIAH TEST samples (search/compare.h), or on `--test-objective
+// text:FILE|longbench:DIR` (held-out data the user names) for models that cannot do NIAH. Prints the ratio x method table;
 // --json writes {"results": [{method, ratio, exact_match, normalized, evaluations, seconds,
 // ...}], ...}; --report DIR writes report.md, mask pictures, mask files and the stage-1
 // sensitivity picture.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -33,25 +35,58 @@ struct CompareCliOptions {
   std::vector<int> test_lengths;  // default: the calibration lengths
   int test_depths = 5, test_samples = 1;
   int64_t test_seed = -1;         // default: --seed (the split alone keeps the data disjoint)
+  std::string test_objective;     // "": the NIAH test split of the calibration families
   bool no_chat = false, resume = false;
 };
 
 void run_compare_cli(CompareCliOptions o) {
   const std::vector<double> ratios = search::parse_ratios(o.ratios);
-  const std::vector<std::string> methods = search::parse_compare_methods(o.methods, !o.exp.duo_dir.empty());
-  search::check_has_test_split(o.exp.calib.objective);
+  std::vector<std::string> methods = search::parse_compare_methods(o.methods, !o.exp.duo_dir.empty());
+  if (o.exp.calib.objective.rfind("text:", 0) == 0) {  // text has no needles to score retrieval on
+    const auto it = std::find(methods.begin(), methods.end(), "retrieval");
+    if (it != methods.end()) {
+      check(o.methods == "all", "--methods retrieval: the retrieval score needs needles (niah or longbench "
+            "calibration), not --objective {}", o.exp.calib.objective);
+      methods.erase(it);
+      std::fprintf(stderr, "compare: retrieval left out of 'all' (no needles in a text calibration)\n");
+    }
+  }
+  if (o.test_objective.empty()) search::check_has_test_split(o.exp.calib.objective);
+  else
+    check(o.test_objective != o.exp.calib.objective,
+          "--test-objective {}: the same data as --objective; the masks must be scored on held-out data "
+          "(a different file or directory)", o.test_objective);
   o.exp.model = resolve_model(o.exp.model);
   o.exp.chat = !o.no_chat;
   o.search.seed = o.exp.seed;
   search::Experiment e = search::make_experiment(o.exp, true);
 
-  // Held-out test objective: same scoring as the calibration objective, test-split samples.
-  const auto test_samples = search::niah_test_samples(
-      *e.tokenizer, o.exp, o.test_lengths.empty() ? o.exp.calib.lengths : o.test_lengths, o.test_depths,
-      o.test_samples, o.test_seed >= 0 ? static_cast<uint64_t>(o.test_seed) : o.exp.seed);
+  // Held-out test objective: the calibration objective's scoring on test-split NIAH samples,
+  // or the objective the user names (its own scoring: -NLL for text).
+  const std::vector<int> test_lengths = o.test_lengths.empty() ? o.exp.calib.lengths : o.test_lengths;
+  const uint64_t test_seed = o.test_seed >= 0 ? static_cast<uint64_t>(o.test_seed) : o.exp.seed;
   search::ModelObjectiveOptions to = e.objective_options;
   to.use_cache = false;  // each test mask is scored once
-  to.description = "test split: " + std::to_string(test_samples.size()) + " NIAH samples";
+  std::vector<TaskSample> test_samples;
+  bool exact_metric = true;
+  if (o.test_objective.empty()) {
+    test_samples = search::niah_test_samples(*e.tokenizer, o.exp, test_lengths, o.test_depths, o.test_samples, test_seed);
+    to.description = "test split: " + std::to_string(test_samples.size()) + " NIAH samples";
+  } else {
+    search::CalibrationOptions tc = o.exp.calib;
+    tc.objective = o.test_objective;
+    tc.lengths = test_lengths;
+    tc.samples = o.test_samples;
+    tc.seed = test_seed;
+    tc.window = o.exp.window, tc.sinks = o.exp.sinks, tc.chat = o.exp.chat;
+    tc.solved_only = false;  // the test data stays unfiltered
+    search::Calibration t = search::make_calibration(*e.tokenizer, tc, e.model.get());
+    test_samples = std::move(t.samples);
+    to.exact_weight = t.exact_weight;
+    to.logprob_weight = t.logprob_weight;
+    exact_metric = t.exact_weight > 0;
+    to.description = "test: " + t.description;
+  }
   search::ModelObjective test(*e.model, test_samples, to);
   std::fprintf(stderr, "compare: %zu calibration samples, %zu test samples, %zu methods x %zu ratios\n",
                e.calibration.samples.size(), test_samples.size(), methods.size(), ratios.size());
@@ -71,7 +106,8 @@ void run_compare_cli(CompareCliOptions o) {
   co.journal_dir = o.journal_dir;
   co.resume = o.resume;
   if (!co.journal_dir.empty()) std::filesystem::create_directories(co.journal_dir);
-  const search::CompareResult r = search::run_compare(*e.objective, test, runner, co);
+  search::CompareResult r = search::run_compare(*e.objective, test, runner, co);
+  r.exact_metric = exact_metric;
 
   nlohmann::json j = r.to_json();
   j["settings"] = {{"model", o.exp.model},
@@ -81,6 +117,7 @@ void run_compare_cli(CompareCliOptions o) {
                    {"calibration", e.calibration.description},
                    {"calibration_samples", e.calibration.samples.size()},
                    {"test", to.description},
+                   {"test_metric", exact_metric ? "exact_match" : "mean_logprob"},
                    {"test_lengths", o.test_lengths.empty() ? o.exp.calib.lengths : o.test_lengths},
                    {"test_depths", o.test_depths},
                    {"test_samples_per_cell", o.test_samples},
@@ -112,8 +149,11 @@ CommandRegistrar reg("compare", "the search and every baseline at several ratios
   add_baseline_experiment_options(app, o->exp, o->no_chat);
   app.add_option("--test-lengths", o->test_lengths, "test sample lengths (default: --lengths)")->delimiter(',');
   app.add_option("--test-depths", o->test_depths, "test needle depths per length")->capture_default_str()->check(CLI::Range(1, 1001));
-  app.add_option("--test-samples", o->test_samples, "test samples per (family, length, depth)")
+  app.add_option("--test-samples", o->test_samples, "test samples per (family, length, depth); text: chunks per length; longbench: per file")
       ->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  app.add_option("--test-objective", o->test_objective,
+                 "held-out data the masks are scored on: text:FILE (-NLL) or longbench:DIR (default: the "
+                 "NIAH test split of the --objective families; needed when --objective is not niah)");
   app.add_option("--test-seed", o->test_seed, "seed of the test samples (default: --seed; the split keeps them disjoint)");
   app.add_option("--budget-probe", o->search.budget_probe, "search stage 1: evaluations per layer")->capture_default_str()->check(CLI::Range(1, 1 << 24));
   app.add_option("--budget-group", o->search.budget_group, "search stage 3: evaluations per group")->capture_default_str()->check(CLI::Range(1, 1 << 24));

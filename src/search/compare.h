@@ -67,6 +67,7 @@ struct CompareResult {
   std::vector<nlohmann::json> searches;       // SearchResult::to_json per ratio
   double test_seconds = 0;
   int64_t test_evaluations = 0;
+  bool exact_metric = true;  // tables show exact match; false (text tests): mean log-probability
 
   const CompareRow* find(const std::string& method, double ratio) const;
   // {"results": [{method, ratio, k, exact_match, normalized, evaluations, seconds, raw_score,

@@ -53,8 +53,9 @@ std::string num(double v) { return fmt::format("{:.3f}", v); }
 }  // namespace
 
 std::string markdown_table(const CompareResult& r) {
-  std::string out = "Test split, each cell: normalized score / exact match "
-                    "(normalized = (S - S_allswa) / (S_full - S_allswa)).\n\n";
+  const char* second = r.exact_metric ? "exact match" : "mean log-probability of the scored tokens";
+  std::string out = fmt::format("Test split, each cell: normalized score / {} "
+                                "(normalized = (S - S_allswa) / (S_full - S_allswa)).\n\n", second);
   out += header("ratio (K)", r.methods);
   for (double ratio : r.ratios) {
     int k = 0;
@@ -66,12 +67,17 @@ std::string markdown_table(const CompareResult& r) {
         continue;
       }
       k = row->k;
-      line += fmt::format(" {} / {} |", row->normalized ? num(*row->normalized) : std::string("n/a"), num(row->exact_match));
+      line += fmt::format(" {} / {} |", row->normalized ? num(*row->normalized) : std::string("n/a"),
+                          r.exact_metric ? num(row->exact_match) : fmt::format("{:.4f}", row->test.mean_logprob));
     }
     out += fmt::format("| {} ({}) |", ratio, k) + line + "\n";
   }
-  out += fmt::format("\nReferences (test): full model S = {:.4f}, exact match {:.3f}; all-SWA S = {:.4f}, exact match {:.3f}.\n",
-                     r.test_full.value, r.test_full.exact_rate, r.test_allswa.value, r.test_allswa.exact_rate);
+  if (r.exact_metric)
+    out += fmt::format("\nReferences (test): full model S = {:.4f}, exact match {:.3f}; all-SWA S = {:.4f}, exact match {:.3f}.\n",
+                       r.test_full.value, r.test_full.exact_rate, r.test_allswa.value, r.test_allswa.exact_rate);
+  else
+    out += fmt::format("\nReferences (test): full model mean log-probability {:.4f}; all-SWA {:.4f}.\n",
+                       r.test_full.mean_logprob, r.test_allswa.mean_logprob);
   return out;
 }
 
