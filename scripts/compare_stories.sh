@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# BOSCH vs baselines on a real pretrained model that cannot do NIAH: stories260K (../shared),
+# calibrated and scored by -NLL on text. Both texts are the model's own sampled stories
+# (temperature 1; seeds 1-40 for calibration, 101-140 for the held-out test), so nothing is
+# downloaded. Writes docs/results/stories260K-compare/ (report.md, compare.json, masks).
+#   scripts/compare_stories.sh [BOSCH_BINARY]
+set -euo pipefail
+BOSCH=$(realpath "${1:-build/bosch}")
+cd "$(dirname "$0")/.."
+model=../shared/models/stories260K.gguf
+[[ -f $model ]] || { echo "compare_stories: $model not found (the shared stories260K model)" >&2; exit 1; }
+text=${TEXT_DIR:-build/stories-text}
+out=${COMPARE_OUT:-docs/results/stories260K-compare}
+mkdir -p "$text"
+stories() {  # seeds... -> one file of sampled stories
+  for s in "$@"; do
+    BOSCH_QUIET=1 "$BOSCH" generate "$model" --temperature 1 --seed "$s" --max-tokens 400 2>/dev/null
+    echo
+  done
+}
+stories $(seq 1 40) > "$text/calib.txt.tmp" && mv "$text/calib.txt.tmp" "$text/calib.txt"
+stories $(seq 101 140) > "$text/test.txt.tmp" && mv "$text/test.txt.tmp" "$text/test.txt"
+"$BOSCH" compare "$model" --ratios 0.25,0.5,0.75,0.875 --methods all \
+  --objective "text:$text/calib.txt" --test-objective "text:$text/test.txt" \
+  --lengths 512 --samples 8 --test-samples 16 --window 32 --sinks 4 --seed 0 \
+  --journal-dir "${JOURNAL_DIR:-build/compare-stories-journals}" --report "$out"
