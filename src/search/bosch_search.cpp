@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -170,6 +171,10 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
 
 nlohmann::json SearchResult::to_json() const {
   using nlohmann::json;
+  const size_t H = probe.layers.empty() ? 0 : bits.size() / probe.layers.size();
+  auto final_count = [&](size_t l) {
+    return static_cast<int>(std::count(bits.begin() + l * H, bits.begin() + (l + 1) * H, 1));
+  };
   json layers = json::array();
   for (size_t l = 0; l < probe.layers.size(); ++l) {
     const auto& p = probe.layers[l];
@@ -183,7 +188,8 @@ nlohmann::json SearchResult::to_json() const {
                       {"probe_exhaustive", p.exhaustive},
                       {"drop", l < ratios.drops.size() ? ratios.drops[l] : 0.0},
                       {"weight", l < ratios.weights.size() ? ratios.weights[l] : 0.0},
-                      {"swa_heads", l < ratios.counts.size() ? ratios.counts[l] : 0}});
+                      {"swa_heads", l < ratios.counts.size() ? ratios.counts[l] : 0},  // stage 2
+                      {"final_swa_heads", final_count(l)}});  // the answer (after the polish)
   }
   json groups_j = json::array();
   for (const auto& g : groups)

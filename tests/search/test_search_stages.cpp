@@ -484,4 +484,8 @@ TEST(BoschSearch, PolishFixesALayerCountTheRatiosGotWrong) {
   EXPECT_EQ(polished.stages.back().name, "polish");
   EXPECT_LE(polished.polish.evaluations, 64);
   EXPECT_EQ(polished.polish.moves, (std::vector<std::pair<int, int>>{{1 * H + 3, 2 * H + 1}}));
+  const auto json_layers = polished.to_json()["layers"];
+  EXPECT_EQ(json_layers[1]["swa_heads"], 4);        // stage 2's count
+  EXPECT_EQ(json_layers[1]["final_swa_heads"], 3);  // the answer's
+  EXPECT_EQ(json_layers[2]["final_swa_heads"], 1);
 }
