@@ -157,7 +157,7 @@ CommandRegistrar reg("compare", "the search and every baseline at several ratios
   app.add_option("--test-seed", o->test_seed, "seed of the test samples (default: --seed; the split keeps them disjoint)");
   app.add_option("--budget-probe", o->search.budget_probe, "search stage 1: evaluations per layer")->capture_default_str()->check(CLI::Range(1, 1 << 24));
   app.add_option("--budget-group", o->search.budget_group, "search stage 3: evaluations per group")->capture_default_str()->check(CLI::Range(1, 1 << 24));
-  app.add_option("--budget-polish", o->search.budget_polish, "search polish: evaluations of cross-layer swaps (0: the paper's three stages only)")->capture_default_str()->check(CLI::Range(0, 1 << 24));
+  app.add_option("--budget-polish", o->search.budget_polish, "search polish: evaluations of cross-layer swaps (-1: auto, 2 x the number of KV heads; 0: the paper's three stages only)")->capture_default_str()->check(CLI::Range(-1, 1 << 24));
   app.add_option("--destroy", o->search.destroy_fraction, "search stage 3: LNS destroy fraction")->capture_default_str()->check(CLI::Range(0.01, 1.0));
   app.add_option("--alpha", o->alpha, "weight of the search's ratio penalty")->capture_default_str();
   app.add_option("--journal-dir", o->journal_dir, "journal each search run in DIR/search-r<ratio>.jsonl");

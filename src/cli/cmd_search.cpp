@@ -120,8 +120,8 @@ CommandRegistrar reg("search", "BOSCH search: choose which KV heads become slidi
       ->capture_default_str()->check(CLI::Range(1, 1 << 24));
   app.add_option("--budget-group", o->search.budget_group, "stage 3: evaluations per group of layers")
       ->capture_default_str()->check(CLI::Range(1, 1 << 24));
-  app.add_option("--budget-polish", o->search.budget_polish, "after stage 3: evaluations of cross-layer swaps (0: the paper's three stages only)")
-      ->capture_default_str()->check(CLI::Range(0, 1 << 24));
+  app.add_option("--budget-polish", o->search.budget_polish, "after stage 3: evaluations of cross-layer swaps (-1: auto, 2 x the number of KV heads; 0: the paper's three stages only)")
+      ->capture_default_str()->check(CLI::Range(-1, 1 << 24));
   app.add_option("--destroy", o->search.destroy_fraction, "stage 3: share of a group's SWA heads moved per LNS step")
       ->capture_default_str()->check(CLI::Range(0.01, 1.0));
   app.add_option("--alpha", o->alpha, "weight of the ratio penalty alpha * (ratio(z) - ratio)^2")->capture_default_str();

@@ -65,7 +65,7 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
   check(opt.ratio >= 0 && opt.ratio <= 1, "--ratio {}: expected a value in [0, 1]", opt.ratio);
   check(opt.budget_probe >= 1, "--budget-probe {}: expected >= 1", opt.budget_probe);
   check(opt.budget_group >= 1, "--budget-group {}: expected >= 1", opt.budget_group);
-  check(opt.budget_polish >= 0, "--budget-polish {}: expected >= 0", opt.budget_polish);
+  check(opt.budget_polish >= -1, "--budget-polish {}: expected >= 0 (or -1: auto)", opt.budget_polish);
   check(opt.destroy_fraction > 0 && opt.destroy_fraction <= 1,
         "--destroy {}: expected a fraction in (0, 1]", opt.destroy_fraction);
   const auto t_start = Clock::now();
@@ -137,7 +137,7 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
     report(r.stages.back());
 
     // Polish: cross-layer swaps.
-    if (opt.budget_polish > 0) {
+    if (polish_budget(opt, ev.n_bits()) > 0) {
       t0 = Clock::now();
       before = ev.fresh();
       r.polish = run_polish_stage(ev, opt, r.bits);

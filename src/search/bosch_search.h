@@ -29,7 +29,8 @@ struct SearchOptions {
   int budget_probe = 32;        // stage 1: fresh evaluations per layer
   int budget_group = 64;        // stage 3: fresh evaluations per group
   double destroy_fraction = 0.25;  // stage 3: share of a group's SWA heads moved per LNS step
-  int budget_polish = 64;       // polish: fresh evaluations (0 = the paper's three stages only)
+  int budget_polish = -1;       // polish: fresh evaluations (0 = the paper's three stages only,
+                                // -1 = auto: 2 N, two rounds of single-head marginals)
   int exact_repair = 0;         // stage 3: largest destroyed neighbourhood re-optimised
                                 // exactly (placements); 0 = auto (3 * H)
   uint64_t seed = 0;
@@ -101,7 +102,9 @@ struct PolishResult {
 };
 // Consecutive rejected swaps that end a round.
 int polish_misses_limit(int n_heads);
-// Improves `assignment` in place (its count of SWA heads is kept) within opt.budget_polish.
+// opt.budget_polish, or 2 * n_bits for auto (-1).
+int polish_budget(const SearchOptions& opt, size_t n_bits);
+// Improves `assignment` in place (its count of SWA heads is kept) within polish_budget().
 PolishResult run_polish_stage(Evaluator& ev, const SearchOptions& opt, HeadBits& assignment);
 
 // ---- whole search ----

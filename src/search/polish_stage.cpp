@@ -21,26 +21,31 @@ namespace bosch::search {
 
 int polish_misses_limit(int n_heads) { return std::max(4, 2 * n_heads); }
 
+int polish_budget(const SearchOptions& opt, size_t n_bits) {
+  return opt.budget_polish >= 0 ? opt.budget_polish : static_cast<int>(2 * n_bits);
+}
+
 PolishResult run_polish_stage(Evaluator& ev, const SearchOptions& opt, HeadBits& assignment) {
   PolishResult r;
   const int N = static_cast<int>(assignment.size());
   const int H = ev.n_heads();
-  const int stall_max = stall_limit(opt, opt.budget_polish);
+  const int budget = polish_budget(opt, assignment.size());
+  const int stall_max = stall_limit(opt, budget);
   int stall = 0;
-  auto exhausted = [&] { return r.evaluations >= opt.budget_polish || stall >= stall_max; };
+  auto exhausted = [&] { return r.evaluations >= budget || stall >= stall_max; };
   auto eval = [&](const HeadBits& b) {
     Evaluation e = ev.evaluate(b);
     if (e.fresh) ++r.evaluations, stall = 0;
     else ++stall;
     return e;
   };
-  Progress progress("search polish (cross-layer swaps)", static_cast<size_t>(opt.budget_polish));
+  Progress progress("search polish (cross-layer swaps)", static_cast<size_t>(budget));
   ev.set_progress(&progress);
   ev.set_stage("polish");
   double cur_loss = eval(assignment).loss;
   r.start_loss = cur_loss;
   const double unknown = std::numeric_limits<double>::infinity();
-  while (opt.budget_polish > 0 && !exhausted()) {
+  while (budget > 0 && !exhausted()) {
     ++r.rounds;
     std::vector<double> marginal(N, unknown);
     for (int i = 0; i < N && !exhausted(); ++i) {

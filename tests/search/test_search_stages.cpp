@@ -435,7 +435,9 @@ TEST(PolishStage, ReachesTheOptimumOfAnAdditiveObjectiveFromWrongLayerCounts) {
 
 TEST(PolishStage, KeepsTheCountAndTheBudget) {
   auto obj = make_synthetic_objective("synthetic:4x4:2");
-  for (int budget : {0, 1, 5, 17}) {
+  SearchOptions defaults;
+  EXPECT_EQ(polish_budget(defaults, 16), 32) << "auto: two rounds of marginals";
+  for (int budget : {0, 1, 5, 17, -1}) {
     Evaluator ev(*obj, quiet_options(0.5));
     ev.init_references();
     HeadBits bits(16, 0);
@@ -447,7 +449,7 @@ TEST(PolishStage, KeepsTheCountAndTheBudget) {
     opt.budget_polish = budget;
     const PolishResult r = run_polish_stage(ev, opt, bits);
     EXPECT_EQ(count_ones(bits), 8);
-    EXPECT_LE(r.evaluations, budget);
+    EXPECT_LE(r.evaluations, budget < 0 ? 32 : budget);
     EXPECT_EQ(ev.fresh() - before, r.evaluations);
     EXPECT_LE(ev.evaluate(bits).loss, start_loss);
     if (budget == 0) EXPECT_EQ(bits, start);
