@@ -51,11 +51,16 @@ void run_compare_cli(CompareCliOptions o) {
       std::fprintf(stderr, "compare: retrieval left out of 'all' (no needles in a text calibration)\n");
     }
   }
-  if (o.test_objective.empty()) search::check_has_test_split(o.exp.calib.objective);
-  else
+  if (o.test_objective.empty()) {
+    search::check_has_test_split(o.exp.calib.objective);
+  } else {
+    check(o.test_objective.rfind("text:", 0) == 0 || o.test_objective.rfind("longbench:", 0) == 0,
+          "--test-objective {}: expected text:FILE or longbench:DIR (NIAH objectives are scored on the "
+          "NIAH test split without it)", o.test_objective);
     check(o.test_objective != o.exp.calib.objective,
           "--test-objective {}: the same data as --objective; the masks must be scored on held-out data "
           "(a different file or directory)", o.test_objective);
+  }
   o.exp.model = resolve_model(o.exp.model);
   o.exp.chat = !o.no_chat;
   o.search.seed = o.exp.seed;
@@ -80,6 +85,7 @@ void run_compare_cli(CompareCliOptions o) {
     tc.seed = test_seed;
     tc.window = o.exp.window, tc.sinks = o.exp.sinks, tc.chat = o.exp.chat;
     tc.solved_only = false;  // the test data stays unfiltered
+    tc.option = "--test-objective";
     search::Calibration t = search::make_calibration(*e.tokenizer, tc, e.model.get());
     test_samples = std::move(t.samples);
     to.exact_weight = t.exact_weight;

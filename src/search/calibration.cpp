@@ -45,8 +45,8 @@ Calibration text_calibration(const Tokenizer& tok, const CalibrationOptions& o,
     check(len > prefix + 1, "--lengths {}: the text objective needs chunks longer than window + "
           "sinks = {} (only later tokens can be affected by SWA)", len, prefix);
     for (int i = 0; i < o.samples; ++i) {
-      check(pos + len <= ids.size(), "--objective text:{}: the file has {} tokens, too few for {} "
-            "chunks of lengths {}", path, ids.size(), o.samples, fmt::join(o.lengths, ","));
+      check(pos + len <= ids.size(), "{} text:{}: the file has {} tokens, too few for {} "
+            "chunks of lengths {}", o.option, path, ids.size(), o.samples, fmt::join(o.lengths, ","));
       TaskSample s;
       s.family = "text";
       s.split = Split::calib;
@@ -115,7 +115,7 @@ Calibration make_calibration(const Tokenizer& tok, const CalibrationOptions& o, 
   if (spec == "niah" || spec.rfind("niah:", 0) == 0) c = niah_calibration(tok, o, spec);
   else if (spec.rfind("text:", 0) == 0) c = text_calibration(tok, o, spec.substr(5));
   else if (spec.rfind("longbench:", 0) == 0) c = longbench_calibration(tok, o, spec.substr(10));
-  else fail("--objective {}: expected niah[:families], text:FILE, longbench:DIR or synthetic:LxH[:SEED]", spec);
+  else fail("{} {}: expected niah[:families], text:FILE, longbench:DIR or synthetic:LxH[:SEED]", o.option, spec);
   if (o.solved_only) {
     check(c.exact_weight > 0, "--calib-solved-only: the objective {} has no exact answers to solve", spec);
     check(model != nullptr, "--calib-solved-only: internal error: no model to check the samples with");

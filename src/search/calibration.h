@@ -29,6 +29,7 @@ struct CalibrationOptions {
   // model fails, a mask can only "help" by chance, and a search on few samples then chases
   // that noise; S^ on solved samples measures what a mask keeps of what the model can do.
   bool solved_only = false;
+  std::string option = "--objective";  // how error messages name the spec (--test-objective)
 };
 
 struct Calibration {

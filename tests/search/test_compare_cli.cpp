@@ -115,6 +115,8 @@ TEST(CompareCli, TextObjectiveIsScoredOnAHeldOutText) {
   // The same file twice is not held out; retrieval asked for by name is refused.
   EXPECT_NE(run(args + " --methods intr --test-objective text:" + calib), 0);
   EXPECT_NE(run(args + " --methods retrieval --test-objective text:" + test), 0);
+  // NIAH as a test objective would be the calibration split: refused (NIAH uses its test split).
+  EXPECT_NE(run(args + " --methods intr --test-objective niah"), 0);
   std::filesystem::remove_all(dir);
 }
 
