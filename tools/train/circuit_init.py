@@ -43,7 +43,8 @@ import torch
 
 from circuit_parts import (C1, C2, C3, C5, CHARS, CLEAN, CM1, CM2, CM3, CIRCUIT_DIMS, COLON, COMMA,
                            HEX, HEXB, KN, KQ, MARK, N_READ, OFFSET_PAIRS, P, PVP, PVP1, QPV, RECENCY,
-                           SIG, SLOW8, Builder, layer1_input_rms)
+                           SIG, SLOW8, ANCHOR_K, ANCHOR_Q, Builder, gain_scale, hd_dim, hd_dims,
+                           layer1_input_rms)
 
 CALIB_TEXT = (
     "Some special magic numbers are hidden within the following text. Make sure to memorize it. "
@@ -73,10 +74,10 @@ def implant_circuit(model, gen, code_norm=4.0, offset_gain=3.5, gate=8.0, sig_w=
     c = model.c
     d, hd = c.hidden_size, c.head_dim
     rep = c.num_attention_heads // c.num_key_value_heads
-    if (c.num_hidden_layers < 6 or hd != 16 or c.num_key_value_heads < 4 or rep != 2
+    if (c.num_hidden_layers < 6 or hd % 16 or c.num_key_value_heads < 4 or rep != 2
             or d < 128):
         raise ValueError(f"the retrieval circuit needs >= 6 layers, 4 KV heads with 2 query heads "
-                         f"each, head_dim 16 and hidden_size >= 128 (got "
+                         f"each, head_dim a multiple of 16 and hidden_size >= 128 (got "
                          f"{c.num_hidden_layers}, {c.num_key_value_heads}, "
                          f"{c.num_attention_heads}, {hd}, {d}); use --no-induction-init")
     B = Builder(model, gen, code_norm)
@@ -102,13 +103,16 @@ def implant_circuit(model, gen, code_norm=4.0, offset_gain=3.5, gate=8.0, sig_w=
         return out
 
     def gains(layer, values, default=None):
+        """q/k gains of a layer: `values` [(head_dim-16 dims, gain)], the rest `default` (None:
+        the current gain); all times gain_scale(hd) so a wider head attends the same."""
         g = torch.full((hd,), default if default is not None else float(at[layer].q_norm.weight[0]), dtype=dt)
         for dims, v in values:
-            g[list(dims)] = v
+            g[hd_dims(dims, hd)] = v
+        g *= gain_scale(hd)
         at[layer].q_norm.weight.copy_(g)
         at[layer].k_norm.weight.copy_(g)
 
-    offset_dims = list(OFFSET_PAIRS) + [p + hd // 2 for p in OFFSET_PAIRS]
+    offset_dims = list(OFFSET_PAIRS) + [p + 8 for p in OFFSET_PAIRS]  # head_dim-16 names
     coords = lambda start, n: [b + start + i for i in range(n)]  # noqa: E731
     cr = B.char_read()  # code8 * code_norm
 
@@ -159,12 +163,12 @@ def implant_circuit(model, gen, code_norm=4.0, offset_gain=3.5, gate=8.0, sig_w=
         B.rows(attn.k_proj.weight, kv).zero_()
         B.rows(attn.v_proj.weight, kv).zero_()
         B.rows(attn.v_proj.weight, kv)[:8] = (cur * code_norm).to(dt)
-        for i, dim in enumerate(SLOW8):
+        for i, dim in enumerate(hd_dims(SLOW8, hd)):
             B.rows(attn.k_proj.weight, kv)[dim] = k_read[i].to(dt)
         for h in range(kv * rep, (kv + 1) * rep):
             q = B.rows(attn.q_proj.weight, h)
             q.zero_()
-            for i, dim in enumerate(SLOW8):
+            for i, dim in enumerate(hd_dims(SLOW8, hd)):
                 q[dim] = q_read[i].to(dt)
             o = B.ocols(attn, h)
             o.zero_()
@@ -182,7 +186,7 @@ def implant_circuit(model, gen, code_norm=4.0, offset_gain=3.5, gate=8.0, sig_w=
     srcs = (P[2], P[1], P[0])  # value characters 1, 2, 3 seen from o = 5
     B.match_heads(at[2], (0, 1, 2), (C1, C2, C3), C5, KQ, KN, srcs, key_out * hex_out, gate, sig_w,
                   earliest)
-    gains(2, [(CLEAN, key_gain), ((RECENCY, RECENCY + hd // 2), earliest_gain)], default=1.0)
+    gains(2, [(CLEAN, key_gain), ((RECENCY, RECENCY + 8), earliest_gain)], default=1.0)
 
     # V rows: value-prefix signature of the three characters P2, P1, P0 at a position (centred)
     psig_rows = {}
@@ -198,22 +202,22 @@ def implant_circuit(model, gen, code_norm=4.0, offset_gain=3.5, gate=8.0, sig_w=
     kr, vr = B.rows(a3.k_proj.weight, 0), B.rows(a3.v_proj.weight, 0)
     kr.zero_()
     vr.zero_()
-    kr[CLEAN[-1], b + C5] = 1.0
-    kr[RECENCY, b + MARK] = 1.0
-    kr[1, b + MARK] = 1.0
+    kr[hd_dim(CLEAN[-1], hd), b + C5] = 1.0
+    kr[hd_dim(RECENCY, hd), b + MARK] = 1.0
+    kr[hd_dim(ANCHOR_K, hd), b + MARK] = 1.0
     for i, r in psig_rows.items():
         vr[i] = r.to(dt)
     for h in range(rep):
         qr = B.rows(a3.q_proj.weight, h)
         qr.zero_()
-        qr[CLEAN[-1], b + C1] = 1.0   # gate: only at o = 1 ...
-        qr[RECENCY, b + C1] = 1.0     # ... and so is the preference for the nearest
-        qr[0, b + MARK] = 1.0
+        qr[hd_dim(CLEAN[-1], hd), b + C1] = 1.0   # gate: only at o = 1 ...
+        qr[hd_dim(RECENCY, hd), b + C1] = 1.0     # ... and so is the preference for the nearest
+        qr[hd_dim(ANCHOR_Q, hd), b + MARK] = 1.0
         o = B.ocols(a3, h)
         o.zero_()
         for i in range(SIG):
             o[b + PVP1 + i, i] = 1.0 / rep
-    gains(3, [((RECENCY,), recency_gain), ((CLEAN[-1],), hop_gate_gain), ((0, 1), 1.0)])
+    gains(3, [((RECENCY,), recency_gain), ((CLEAN[-1],), hop_gate_gain), ((ANCHOR_Q, ANCHOR_K), 1.0)])
 
     # ---- layer 4 (frozen KV 0): PVP from o = 1 to o = 5; QPV after ','
     v4 = {i: torch.zeros(d, dtype=torch.float64) for i in range(SIG)}
@@ -252,11 +256,11 @@ def baseline_head(B, attn, copy_kvs, kv, out):
     B.rows(attn.k_proj.weight, kv).zero_()
     B.rows(attn.v_proj.weight, kv).zero_()
     B.rows(attn.v_proj.weight, kv)[:8] = vsum
-    B.rows(attn.k_proj.weight, kv)[1, B.b + MARK] = 1.0
+    B.rows(attn.k_proj.weight, kv)[B.dim(ANCHOR_K), B.b + MARK] = 1.0
     for t in range(rep):
         h = kv * rep + t
         B.rows(attn.q_proj.weight, h).zero_()
-        B.rows(attn.q_proj.weight, h)[0, B.b + MARK] = 1.0
+        B.rows(attn.q_proj.weight, h)[B.dim(ANCHOR_Q), B.b + MARK] = 1.0
         o = B.ocols(attn, h)
         o.zero_()
         if t == 0:

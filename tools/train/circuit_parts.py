@@ -19,10 +19,31 @@ PVP1 = 77                                # PVP as found at a needle's o = 1, bef
 MARK = 82                                # 1 in every embedding (offset heads' positional key)
 SIG = 5
 FLAG_SHARE, READ_SHARE = 0.5, 0.75 ** 0.5  # flagged rows: flag / code8 parts (squares sum to 1)
+# Head dims below are named as in a head_dim-16 head (RoPE pair p = dims p and p + 8); a wider
+# head keeps the same frequencies at pair p * head_dim / 16, so hd_dim() maps every name and
+# the circuit behaves the same at head_dim 32 (the odd pairs are left to the trained heads).
 OFFSET_PAIRS = (0, 1, 2, 3)            # RoPE pairs of the offset heads (fast: position selective)
 CLEAN = (5, 6, 7, 13, 14, 15)          # dims of RoPE pairs 5-7: < 0.4 rad over 2048 positions
 SLOW8 = (4, 5, 6, 7, 12, 13, 14, 15)   # pairs 4-7 (the induction votes' 8-dim codes)
 RECENCY = 4                            # pair 4 (dims 4, 12): cos falls monotonically to 3141 tokens
+ANCHOR_Q, ANCHOR_K = 0, 1              # dims a query / key anchor sits in (pair 0 / pair 1 cos)
+
+
+def hd_dim(i, hd):
+    """Dim `i` of a head_dim-16 head -> the dim of the same RoPE frequency in a head of `hd`."""
+    if hd % 16:
+        raise ValueError(f"head_dim {hd}: the circuit needs a multiple of 16")
+    return (i % 8) * (hd // 16) + (i // 8) * (hd // 2)
+
+
+def hd_dims(dims, hd):
+    return [hd_dim(i, hd) for i in dims]
+
+
+def gain_scale(hd):
+    """q/k RMSNorm divides by sqrt(head_dim)-wide RMS and the logit by sqrt(head_dim): the same
+    q, k entries in a wider head give logits sqrt(hd / 16) larger; gains times this undo it."""
+    return (16.0 / hd) ** 0.25
 
 
 def separated_codes(n, dim, gen, iters=400, lr=0.05, weight=None):
@@ -78,7 +99,7 @@ def offset_phase(c, offset):
     hd, half = c.head_dim, c.head_dim // 2
     inv_freq = 1.0 / (c.rope_theta ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
     q, k = torch.zeros(hd, dtype=torch.float64), torch.zeros(hd, dtype=torch.float64)
-    for p in OFFSET_PAIRS:
+    for p in hd_dims(OFFSET_PAIRS, hd):
         ang = float(inv_freq[p]) * offset
         q[p], q[p + half] = math.cos(ang), -math.sin(ang)
         k[p] = 1.0
@@ -108,6 +129,10 @@ class Builder:
 
     def at(self, name):
         return self.b + name
+
+    def dim(self, i):
+        """A head_dim-16 dim name -> this model's dim (hd_dim)."""
+        return hd_dim(i, self.hd)
 
     def rows(self, w, i):
         return w[i * self.hd:(i + 1) * self.hd]
@@ -167,7 +192,7 @@ class Builder:
                 for coord, o in gate:
                     qv, kvec = offset_phase(self.c, o)
                     q[:, coord] += qv.to(self.dt)
-                q[CLEAN[0], self.at(MARK)] = anchor
+                q[self.dim(CLEAN[0]), self.at(MARK)] = anchor
             self.rows(attn.k_proj.weight, kv)[:, self.at(MARK)] = kvec.to(self.dt)
             o = self.ocols(attn, h)
             o.zero_()
@@ -183,15 +208,16 @@ class Builder:
         farthest key where signatures tie (several needles of one key are listed in document
         order): RoPE pair RECENCY's sine term, 0 at distance 0 and rising to ~1570 tokens, on
         keys with the k_gate indicator only (a plain distance bonus would pull to the text's start)."""
-        gate_dim, sig_dims = CLEAN[-1], CLEAN[:SIG]
+        gate_dim, sig_dims = self.dim(CLEAN[-1]), hd_dims(CLEAN[:SIG], self.hd)
+        recency_cos, recency_sin = self.dim(RECENCY), self.dim(RECENCY + 8)
         b = self.b
         for kv, qgate, src in zip(kvs, q_gates, srcs):
             kr = self.rows(attn.k_proj.weight, kv)
             kr.zero_()
             kr[gate_dim, b + k_gate] = gate
-            kr[1, b + MARK] = 1.0  # anchor (pairs with nothing in q: keeps k well defined)
+            kr[self.dim(ANCHOR_K), b + MARK] = 1.0  # anchor (pairs with nothing in q: keeps k well defined)
             if earliest:
-                kr[RECENCY, b + k_gate] = 1.0  # needles only
+                kr[recency_cos, b + k_gate] = 1.0  # needles only
             for i, dim in enumerate(sig_dims):
                 kr[dim, b + k_sig + i] = sig_w
             vr = self.rows(attn.v_proj.weight, kv)
@@ -207,8 +233,8 @@ class Builder:
                 for other in q_gates:
                     qr[gate_dim, b + other] = 2 * gate if other == qgate else -gate
                 qr[gate_dim, b + MARK] = -gate
-                qr[0, b + MARK] = 1.0
-                qr[RECENCY + self.hd // 2, b + qgate] = -earliest  # ~sin(theta * distance): 0 near, grows far
+                qr[self.dim(ANCHOR_Q), b + MARK] = 1.0
+                qr[recency_sin, b + qgate] = -earliest  # ~sin(theta * distance): 0 near, grows far
                 for i, dim in enumerate(sig_dims):
                     qr[dim, b + q_sig + i] = sig_w
                 o = self.ocols(attn, h)

@@ -324,6 +324,51 @@ class CircuitInitTest(unittest.TestCase):
                 ok += int("".join(HEX[int(i)] for i in hexlog.argmax(-1)) == val[:3])
         return ok / trials
 
+    def test_circuit_is_the_same_at_head_dim_32(self):
+        """The circuit names head dims as in a head_dim-16 head and maps them to the same RoPE
+        frequencies in a wider head, with gains scaled so logits stay the same: at head_dim 32
+        its frozen heads must compute what they compute at 16. Both models get the same
+        embeddings, norms and MLPs; every other head writes nothing (the trainable induction
+        votes too: their keys are ~0 at the text's first two tokens, where RMSNorm's eps, not
+        the head width, sets their scale, so they start slightly differently there)."""
+        from circuit_init import FROZEN_HEADS, implant_circuit
+        from circuit_parts import CIRCUIT_DIMS, HEX, HEXB
+        models = {}
+        for hd in (16, 32):
+            m = Qwen3(Qwen3Config(head_dim=hd))
+            m.init_weights(torch.Generator().manual_seed(0), qk_norm_init=1.5)
+            models[hd] = m
+        shared = {n: p for n, p in models[16].named_parameters() if "self_attn" not in n}
+        with torch.no_grad():
+            for n, p in models[32].named_parameters():
+                if n in shared:
+                    p.copy_(shared[n])
+            for hd, m in models.items():
+                implant_circuit(m, torch.Generator().manual_seed(1))
+                rep = m.c.num_attention_heads // m.c.num_key_value_heads
+                for li, layer in enumerate(m.layers):
+                    for kv in range(m.c.num_key_value_heads):
+                        if (li, kv) not in FROZEN_HEADS:
+                            layer.self_attn.o_proj.weight[:, kv * rep * hd:(kv + 1) * rep * hd] = 0
+                    if li > 0:
+                        layer.mlp.down_proj.weight.zero_()
+        hb = models[16].c.hidden_size - CIRCUIT_DIMS + HEXB
+        rng = np.random.default_rng(7)
+        answers = {16: [], 32: []}
+        with torch.no_grad():
+            for _ in range(6):
+                text, val = needle_text(rng)
+                ids = torch.tensor([bt.encode(text + val[:2])])
+                h = {hd: models[hd](ids, return_hidden=True)[0] for hd in (16, 32)}
+                # float32 rounding differs between the widths and the copy heads' logits (~37)
+                # amplify it: ~1e-3 of the scale; a wrong dim or gain gives O(1)
+                self.assertLess(float((h[16] - h[32]).abs().max()), 5e-3 * float(h[16].abs().max()))
+                for hd in (16, 32):
+                    answers[hd].append("".join(HEX[int(i)] for i in h[hd][-3:, hb:hb + 16].argmax(-1)))
+        self.assertEqual(answers[16], answers[32])
+        with self.assertRaises(ValueError):  # the dim map needs a multiple of 16
+            implant_circuit(Qwen3(Qwen3Config(head_dim=24)), torch.Generator().manual_seed(1))
+
     def test_key_heads_answer_the_asked_needle(self):
         """Four needles, distinct first digits: the first three value digits after the
         question follow the asked key (chance for the first alone: 1/4)."""
