@@ -149,7 +149,9 @@ TEST(RatioStage, ExactTotalAndMonotoneForManyShapes) {
     ASSERT_EQ(total, K) << "L=" << L << " H=" << H;
     for (int i = 0; i < L; ++i)
       for (int j = 0; j < L; ++j) {
-        if (drops[i] < drops[j]) ASSERT_GE(r.counts[i], r.counts[j]) << "less sensitive, fewer heads";
+        if (drops[i] < drops[j]) {
+          ASSERT_GE(r.counts[i], r.counts[j]) << "less sensitive, fewer heads";
+        }
       }
   }
 }
