@@ -341,8 +341,9 @@ TEST(BoschSearch, ExactCardinalityAndBudgetsForManyShapes) {
           int sum = 0;
           for (int c : r.ratios.counts) sum += c;
           ASSERT_EQ(sum, K);
-          if (r.polish.moves.empty())  // the polish is the one stage that changes layer counts
+          if (r.polish.moves.empty()) {  // the polish is the one stage that changes layer counts
             for (int l = 0; l < L; ++l) ASSERT_EQ(layer_count(r.bits, l, H), r.ratios.counts[l]);
+          }
         }
       }
 }
@@ -454,7 +455,9 @@ TEST(PolishStage, KeepsTheCountAndTheBudget) {
     EXPECT_LE(r.evaluations, budget < 0 ? 32 : budget);
     EXPECT_EQ(ev.fresh() - before, r.evaluations);
     EXPECT_LE(ev.evaluate(bits).loss, start_loss);
-    if (budget == 0) EXPECT_EQ(bits, start);
+    if (budget == 0) {
+      EXPECT_EQ(bits, start);
+    }
   }
 }
 
