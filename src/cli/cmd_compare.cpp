@@ -124,7 +124,7 @@ void run_compare_cli(CompareCliOptions o) {
                    {"calibration_samples", e.calibration.samples.size()},
                    {"test", to.description},
                    {"test_metric", exact_metric ? "exact_match" : "mean_logprob"},
-                   {"test_lengths", o.test_lengths.empty() ? o.exp.calib.lengths : o.test_lengths},
+                   {"test_lengths", test_lengths},
                    {"test_depths", o.test_depths},
                    {"test_samples_per_cell", o.test_samples},
                    {"seed", o.exp.seed},

@@ -141,15 +141,9 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
       t0 = Clock::now();
       before = ev.fresh();
       r.polish = run_polish_stage(ev, opt, r.bits);
-      std::string per_layer;
-      for (int l = 0; l < L; ++l) {
-        int c = 0;
-        for (int h = 0; h < H; ++h) c += r.bits[static_cast<size_t>(l) * H + h];
-        per_layer += fmt::format("{}{}", l ? "," : "", c);
-      }
       r.stages.push_back({"polish", ev.fresh() - before, since(t0), ev.evaluate(r.bits).score,
                           fmt::format("{} swaps in {} rounds, heads per layer {}", r.polish.moves.size(),
-                                      r.polish.rounds, per_layer)});
+                                      r.polish.rounds, fmt::join(layer_counts(r.bits, H), ","))});
       report(r.stages.back());
     }
   }
@@ -171,10 +165,8 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
 
 nlohmann::json SearchResult::to_json() const {
   using nlohmann::json;
-  const size_t H = probe.layers.empty() ? 0 : bits.size() / probe.layers.size();
-  auto final_count = [&](size_t l) {
-    return static_cast<int>(std::count(bits.begin() + l * H, bits.begin() + (l + 1) * H, 1));
-  };
+  const std::vector<int> final_counts =
+      probe.layers.empty() ? std::vector<int>{} : layer_counts(bits, static_cast<int>(bits.size() / probe.layers.size()));
   json layers = json::array();
   for (size_t l = 0; l < probe.layers.size(); ++l) {
     const auto& p = probe.layers[l];
@@ -189,7 +181,7 @@ nlohmann::json SearchResult::to_json() const {
                       {"drop", l < ratios.drops.size() ? ratios.drops[l] : 0.0},
                       {"weight", l < ratios.weights.size() ? ratios.weights[l] : 0.0},
                       {"swa_heads", l < ratios.counts.size() ? ratios.counts[l] : 0},  // stage 2
-                      {"final_swa_heads", final_count(l)}});  // the answer (after the polish)
+                      {"final_swa_heads", final_counts[l]}});  // the answer (after the polish)
   }
   json groups_j = json::array();
   for (const auto& g : groups)

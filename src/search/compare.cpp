@@ -187,9 +187,7 @@ CompareResult run_compare(Objective& calib, Objective& test, BaselineRunner& bas
         s.drops = sr.ratios.drops;
         s.weights = sr.ratios.weights;
         s.counts = sr.ratios.counts;
-        for (size_t l = 0; l < sr.bits.size() / H; ++l)
-          s.final_counts.push_back(static_cast<int>(
-              std::count(sr.bits.begin() + l * H, sr.bits.begin() + (l + 1) * H, 1)));
+        s.final_counts = layer_counts(sr.bits, H);
         for (const auto& lp : sr.probe.layers) s.best_scores.push_back(lp.best_score);
         res.sensitivity.push_back(std::move(s));
         res.searches.push_back(sr.to_json());

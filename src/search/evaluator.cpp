@@ -14,6 +14,12 @@ int count_ones(const HeadBits& bits) {
   return n;
 }
 
+std::vector<int> layer_counts(const HeadBits& bits, int n_heads) {
+  std::vector<int> c(bits.size() / static_cast<size_t>(n_heads), 0);
+  for (size_t i = 0; i < bits.size(); ++i) c[i / static_cast<size_t>(n_heads)] += bits[i] != 0;
+  return c;
+}
+
 Evaluator::Evaluator(Objective& obj, EvaluatorOptions opt) : obj_(obj), opt_(std::move(opt)) {
   check(opt_.target_ratio >= 0 && opt_.target_ratio <= 1, "--ratio {}: expected a value in [0, 1]",
         opt_.target_ratio);

@@ -87,5 +87,7 @@ class Evaluator {
 };
 
 int count_ones(const HeadBits& bits);
+// SWA heads per layer of a flat mask (layer-major, n_heads per layer).
+std::vector<int> layer_counts(const HeadBits& bits, int n_heads);
 
 }  // namespace bosch::search

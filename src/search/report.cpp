@@ -107,15 +107,14 @@ std::string sensitivity_markdown(const CompareResult& r) {
     out += fmt::format("| {} |", l);
     for (const auto& s : r.sensitivity) {
       if (l < static_cast<int>(s.drops.size()) && l < static_cast<int>(s.weights.size()) &&
-          l < static_cast<int>(s.counts.size()))
-      {
+          l < static_cast<int>(s.counts.size())) {
         std::string heads = fmt::format("{}", s.counts[l]);
         if (l < static_cast<int>(s.final_counts.size()) && s.final_counts[l] != s.counts[l])
           heads += fmt::format(" -> {}", s.final_counts[l]);
         out += fmt::format(" {:.4f} / {:.3f} / {} |", s.drops[l], s.weights[l], heads);
-      }
-      else
+      } else {
         out += " - |";
+      }
     }
     out += "\n";
   }

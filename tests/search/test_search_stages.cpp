@@ -53,6 +53,7 @@ TEST(Counts, TargetAndProbeCounts) {
   EXPECT_EQ(probe_count(0.26, 8), 3);
   EXPECT_EQ(probe_count(0.0, 8), 0);
   EXPECT_EQ(probe_count(1.0, 8), 8);
+  EXPECT_EQ(layer_counts({1, 0, 1, 1, 0, 0, 0, 1}, 4), (std::vector<int>{3, 1}));
 }
 
 // ---- stage 1 ----

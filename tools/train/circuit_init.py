@@ -43,7 +43,7 @@ import torch
 
 from circuit_parts import (C1, C2, C3, C5, CHARS, CLEAN, CM1, CM2, CM3, CIRCUIT_DIMS, COLON, COMMA,
                            HEX, HEXB, KN, KQ, MARK, N_READ, OFFSET_PAIRS, P, PVP, PVP1, QPV, RECENCY,
-                           SIG, SLOW8, ANCHOR_K, ANCHOR_Q, Builder, gain_scale, hd_dim, hd_dims,
+                           SIG, SLOW8, ANCHOR_K, ANCHOR_Q, Builder, gain_scale, hd_dims,
                            layer1_input_rms)
 
 CALIB_TEXT = (
@@ -157,18 +157,20 @@ def implant_circuit(model, gen, code_norm=4.0, offset_gain=3.5, gate=8.0, sig_w=
     for k in range(3):
         prev[k][:, b + P[k]:b + P[k] + 8] = torch.eye(8, dtype=torch.float64)
 
+    slow8 = hd_dims(SLOW8, hd)
+
     def vote(attn, kv, q_read, k_read):
         """Induction vote: q_read(current) . k_read(key position) in RoPE pairs 4-7; copies the
         key position's token through the trainable embeddings' duals."""
         B.rows(attn.k_proj.weight, kv).zero_()
         B.rows(attn.v_proj.weight, kv).zero_()
         B.rows(attn.v_proj.weight, kv)[:8] = (cur * code_norm).to(dt)
-        for i, dim in enumerate(hd_dims(SLOW8, hd)):
+        for i, dim in enumerate(slow8):
             B.rows(attn.k_proj.weight, kv)[dim] = k_read[i].to(dt)
         for h in range(kv * rep, (kv + 1) * rep):
             q = B.rows(attn.q_proj.weight, h)
             q.zero_()
-            for i, dim in enumerate(hd_dims(SLOW8, hd)):
+            for i, dim in enumerate(slow8):
                 q[dim] = q_read[i].to(dt)
             o = B.ocols(attn, h)
             o.zero_()
@@ -202,17 +204,17 @@ def implant_circuit(model, gen, code_norm=4.0, offset_gain=3.5, gate=8.0, sig_w=
     kr, vr = B.rows(a3.k_proj.weight, 0), B.rows(a3.v_proj.weight, 0)
     kr.zero_()
     vr.zero_()
-    kr[hd_dim(CLEAN[-1], hd), b + C5] = 1.0
-    kr[hd_dim(RECENCY, hd), b + MARK] = 1.0
-    kr[hd_dim(ANCHOR_K, hd), b + MARK] = 1.0
+    kr[B.dim(CLEAN[-1]), b + C5] = 1.0
+    kr[B.dim(RECENCY), b + MARK] = 1.0
+    kr[B.dim(ANCHOR_K), b + MARK] = 1.0
     for i, r in psig_rows.items():
         vr[i] = r.to(dt)
     for h in range(rep):
         qr = B.rows(a3.q_proj.weight, h)
         qr.zero_()
-        qr[hd_dim(CLEAN[-1], hd), b + C1] = 1.0   # gate: only at o = 1 ...
-        qr[hd_dim(RECENCY, hd), b + C1] = 1.0     # ... and so is the preference for the nearest
-        qr[hd_dim(ANCHOR_Q, hd), b + MARK] = 1.0
+        qr[B.dim(CLEAN[-1]), b + C1] = 1.0   # gate: only at o = 1 ...
+        qr[B.dim(RECENCY), b + C1] = 1.0     # ... and so is the preference for the nearest
+        qr[B.dim(ANCHOR_Q), b + MARK] = 1.0
         o = B.ocols(a3, h)
         o.zero_()
         for i in range(SIG):
