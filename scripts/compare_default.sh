@@ -8,6 +8,6 @@ BOSCH=$(realpath "${1:-build/bosch}")
 cd "$(dirname "$0")/.."
 out=${COMPARE_OUT:-docs/results/default-compare}
 "$BOSCH" compare models/default --ratios 0.25,0.5,0.75,0.875 --methods all \
-  --objective niah:single_noise,single_text,multikey,passkey --lengths 1024 --depths 11 --calib-solved-only \
-  --test-depths 11 --test-samples 2 --window 64 --sinks 4 --seed 0 \
+  --objective niah --lengths 1024 --depths 3 --calib-solved-only \
+  --test-depths 11 --test-samples 1 --window 64 --sinks 4 --seed 0 \
   --journal-dir "${JOURNAL_DIR:-build/compare-journals}" --report "$out"

@@ -1,7 +1,7 @@
 // The embedded default model (models/default, issue #5) measured by the engine, not by its
-// trainer: on test-split NIAH samples it answers with full attention and fails once every KV
-// head is SWA(64, 4), so a regression in the loader, tokenizer, kernels or task generator shows
-// up here. (Full numbers: models/README.md, from `bosch eval`.)
+// trainer: on test-split NIAH samples of all 8 families it answers with full attention (issue #5:
+// >= 90%) and fails once every KV head is SWA(64, 4) (<= 20%), so a regression in the loader,
+// tokenizer, kernels or task generator shows up here. (Full numbers: models/README.md.)
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -50,7 +50,7 @@ TEST(DefaultModel, AnswersNiahWithFullAttentionAndNotWithEveryHeadSwa) {
   double swa = exact_match(*m, AttentionPlan::all_swa(c.n_layers, c.n_kv_heads, 64, 4), samples);
   RecordProperty("full_exact_match", std::to_string(full));
   RecordProperty("all_swa_exact_match", std::to_string(swa));
-  EXPECT_GE(full, 0.5) << "full attention, 24 test-split NIAH samples at 1024 tokens (0.625 when trained)";
+  EXPECT_GE(full, 0.9) << "full attention, 24 test-split NIAH samples at 1024 tokens (issue #5: >= 0.9)";
   EXPECT_LE(swa, 0.2) << "every KV head SWA(64, 4): the needles are out of reach";
 }
 
@@ -60,7 +60,7 @@ TEST(DefaultModel, SolvedOnlyCalibrationKeepsWhatTheFullModelAnswers) {
   auto m = Model::load(kModel);
   auto tok = load_tokenizer(kModel);
   search::CalibrationOptions co;
-  co.objective = "niah:passkey,multikey";
+  co.objective = "niah:multiquery,multivalue";  // the two families it misses some of
   co.lengths = {1024};
   co.depths = 3;
   const auto all = search::make_calibration(*tok, co);

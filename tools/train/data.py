@@ -13,11 +13,34 @@ import byte_tokenizer
 
 
 class Sample:
-    __slots__ = ("ids", "answer")
+    __slots__ = ("ids", "answer", "scored")
 
-    def __init__(self, ids, answer):
+    def __init__(self, ids, answer, scored=None):
         self.ids = ids          # np.int64 [n]
         self.answer = answer    # np.bool_ [n], True where the token is part of an answer span
+        # np.bool_ [n]: whether predicting this token counts in the loss (see answer_region_mask)
+        self.scored = np.ones(len(ids), dtype=np.bool_) if scored is None else scored
+
+
+def answer_region_mask(ids, answer):
+    """Loss mask of a text with answers: after the last '\n' before the first answer (the
+    answer prefix and the answers) only the answer tokens and the ' ' right before each answer
+    count. The rest there (the prefix, the ',' between answers) is unscored by the NIAH tasks,
+    and the circuit's copy head, active in the answer region, writes guesses there that the
+    trained part should not learn to fight."""
+    scored = np.ones(len(ids), dtype=np.bool_)
+    idx = np.flatnonzero(answer)
+    if idx.size == 0:
+        return scored
+    first = int(idx[0])
+    nl = np.flatnonzero(ids[:first] == 10)
+    start = int(nl[-1]) + 1 if nl.size else first
+    region = np.zeros(len(ids), dtype=np.bool_)
+    region[start:] = True
+    lead = np.zeros(len(ids), dtype=np.bool_)
+    lead[:-1] = (ids[:-1] == 32) & answer[1:] & ~answer[:-1]
+    scored[region] = (answer | lead)[region]
+    return scored
 
 
 def parse_line(line, where):
@@ -40,7 +63,8 @@ def parse_line(line, where):
             raise ValueError(f'{where}: bad answer span {sp!r} (need [begin, end] with '
                              f'0 <= begin < end <= {nbytes}, the text length in bytes)')
         answer |= (starts >= sp[0]) & (starts < sp[1])
-    return Sample(np.asarray(ids, dtype=np.int64), answer)
+    ids = np.asarray(ids, dtype=np.int64)
+    return Sample(ids, answer, answer_region_mask(ids, answer))
 
 
 def load_jsonl(paths, limit=None):
@@ -96,7 +120,7 @@ class PhasePool:
 
     def batch(self, step_in_phase, batch_size, pad_id):
         """(inputs [B, L-1], targets [B, L-1], answer_mask [B, L-1], valid [B, L-1]) as numpy,
-        L = longest sample of the batch; padding has valid = False."""
+        L = longest sample of the batch; padding and unscored tokens have valid = False."""
         n = len(self.samples)
         chosen = []
         for k in range(step_in_phase * batch_size, (step_in_phase + 1) * batch_size):
@@ -108,7 +132,7 @@ class PhasePool:
         for b, s in enumerate(chosen):
             ids[b, :len(s.ids)] = s.ids
             ans[b, :len(s.ids)] = s.answer
-            valid[b, :len(s.ids)] = True
+            valid[b, :len(s.ids)] = s.scored
         return ids[:, :-1], ids[:, 1:], ans[:, 1:], valid[:, 1:]
 
     def epochs(self, steps, batch_size):

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 @dataclass
 class Qwen3Config:
     vocab_size: int = 259
-    hidden_size: int = 128
+    hidden_size: int = 144
     intermediate_size: int = 384
     num_hidden_layers: int = 8
     num_attention_heads: int = 8

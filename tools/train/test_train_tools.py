@@ -220,182 +220,85 @@ class DataTest(unittest.TestCase):
         np.testing.assert_array_equal(inp[:, 1:][valid[:, :-1]], tgt[:, :-1][valid[:, :-1]])
 
 
-def needle_text(rng, n_needles=4, digits="0123456789"):
-    """Four needles in the NIAH wording with distinct first characters and the question for one
-    of them; returns (text, asked value)."""
-    keys = ["brisk-crayon", "quiet-garden", "amber-castle", "sly-chimney", "odd-kettle",
-            "calm-meadow", "bold-lantern", "shy-pepper"]
-    ks = list(rng.choice(keys, size=n_needles, replace=False))
-    firsts = rng.choice(list(digits[1:]), size=n_needles, replace=False)
-    vals = [f + "".join(rng.choice(list(digits), size=6)) for f in firsts]
-    text = "".join(f"The dog runs home. One of the special magic numbers for {k} is: {v}. "
-                   for k, v in zip(ks, vals))
-    ask = int(rng.integers(n_needles))
-    text += (f"The cat sat.\nThe special magic number for {ks[ask]} mentioned in the "
-             f"provided text is: ")
-    return text, vals[ask]
+FIXTURE = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "data", "niah1024_test.jsonl")
 
 
-def list_text(rng, n_needles=4, digits="0123456789", answered=True):
-    """n needles of one key (multivalue wording) and the answer so far up to ", " after the
-    first value; returns (text, the second value). answered=False: the text ends at "are: "
-    and the first value is returned."""
-    key = rng.choice(["brisk-crayon", "quiet-garden", "amber-castle", "odd-kettle"])
-    firsts = rng.choice(list(digits[1:]), size=n_needles, replace=False)
-    vals = [f + "".join(rng.choice(list(digits), size=6)) for f in firsts]
-    fill = ["The dog runs home.", "A cat sat on the hill.", "Here we go again.", "The sky is blue."]
-    text = "".join(f"{fill[i % 4]} One of the special magic numbers for {key} is: {v}. "
-                   for i, v in enumerate(vals))
-    text += f"The cat sat.\nThe special magic numbers for {key} mentioned in the provided text are: "
-    if not answered:
-        return text, vals[0]
-    return text + f"{vals[0]}, ", vals[1]
+def circuit_model(seed=0):
+    """The default architecture (train.py's defaults), seed-`seed` init, circuit implanted."""
+    import train
+    from circuit_init import implant_circuit
+    m = Qwen3(train.model_config(train.parse_args(["--data", "-", "--out", "-"])))
+    m.init_weights(torch.Generator().manual_seed(seed), qk_norm_init=1.5)
+    implant_circuit(m, torch.Generator().manual_seed(seed + 1))
+    return m.eval()
 
 
-class CircuitInitTest(unittest.TestCase):
-    """The hand-built circuit copies repeated random strings and answers key-conditioned
-    questions before any training; the plain init does neither."""
+class CircuitTest(unittest.TestCase):
+    """The hand-built retrieval circuit answers every NIAH family before any training, on
+    samples of the C++ task generator (tests/data/niah1024_test.jsonl: `bosch gen --suite niah
+    --lengths 1024 --depths 2 --samples 1 --split test`), and loses them all when every head is
+    SWA(64, 4). Scored like the engine, teacher-forced, but without each answer's leading ' '
+    (the trained part writes it: the circuit is silent after ':' and ',')."""
 
-    def copy_accuracy(self, model):
-        from circuit_init import CHARS
-        rng = np.random.default_rng(5)
-        ok = n = 0
+    @classmethod
+    def setUpClass(cls):
+        from niah_eval import load_samples
+        cls.m = circuit_model()
+        cls.samples = load_samples(FIXTURE)
+
+    def score(self, model, plan=None):
+        from niah_eval import score
+        return score(model, self.samples, plan, skip_space=True)[0]
+
+    def test_profiles_keep_their_margins(self):
+        from circuit_init import PROFILES
+        from circuit_parts import profile_margin
+        for name, (constraints, prof) in PROFILES.items():
+            self.assertGreater(profile_margin(prof, constraints), 10.0, name)
+
+    def test_answers_every_family_before_training(self):
+        res = self.score(self.m)
+        self.assertEqual(len(res), 9, res)  # 8 families and 'all'
+        for family, v in res.items():
+            self.assertEqual(v, 1.0, f"{family}: {res}")
+
+    def test_every_head_swa_loses_the_needles(self):
+        c = self.m.c
+        plan = {(l, h): (64, 4) for l in range(c.num_hidden_layers) for h in range(c.num_key_value_heads)}
+        self.assertEqual(self.score(self.m, plan)["all"], 0.0)
+
+    def test_the_copy_head_answers(self):
+        """With the copy head's output zeroed nothing is answered: no other path does it."""
+        import copy
+        from circuit_init import CIRCUIT_LAYERS
+        m = copy.deepcopy(self.m)
+        hd = m.c.head_dim
         with torch.no_grad():
-            for _ in range(30):
-                words = ["".join(rng.choice(list(CHARS), size=int(rng.integers(6, 14)))) for _ in range(3)]
-                first = " ".join(words) + " The dog runs home. "
-                ids = torch.tensor([bt.encode(first + " ".join(words))])
-                pred = model(ids[:, :-1])[0].argmax(-1)
-                start = len(first.encode())
-                for w in words:  # every character of a repeat after its first
-                    for j in range(start + 1, start + len(w)):
-                        ok += int(pred[j - 1] == ids[0, j])
-                        n += 1
-                    start += len(w) + 1
-        return ok / n
+            m.layers[CIRCUIT_LAYERS - 1].self_attn.o_proj.weight[:, :2 * hd] = 0
+        self.assertEqual(self.score(m)["all"], 0.0)
 
-    def config(self):
-        return Qwen3Config()  # the default model's architecture
-
-    def test_circuit_copies_and_plain_init_does_not(self):
+    def test_shape_is_checked(self):
         from circuit_init import implant_circuit
-        plain = Qwen3(self.config())
-        plain.init_weights(torch.Generator().manual_seed(0), qk_norm_init=1.5)
-        self.assertLess(self.copy_accuracy(plain), 0.15)
-        implant_circuit(plain, torch.Generator().manual_seed(1))
-        # one to three characters of context vote; repeats in the context stay ambiguous
-        self.assertGreater(self.copy_accuracy(plain), 0.4)
-        with self.assertRaises(ValueError):
-            implant_circuit(Qwen3(tiny_config()), torch.Generator().manual_seed(1))  # hidden 32
+        with self.assertRaisesRegex(ValueError, "head_dim 16"):
+            implant_circuit(Qwen3(tiny_config()), torch.Generator().manual_seed(1))
+        import train
+        tied = train.model_config(train.parse_args(["--data", "-", "--out", "-", "--tied"]))
+        with self.assertRaisesRegex(ValueError, "untied"):
+            implant_circuit(Qwen3(tied), torch.Generator().manual_seed(1))
 
-    def answer_prefix_accuracy(self, m, trials=24, n_chars=3):
-        """Fraction of questions whose first n_chars value characters are each the argmax
-        (teacher-forced), over texts from needle_text."""
-        rng = np.random.default_rng(3)
-        ok = 0
-        with torch.no_grad():
-            for _ in range(trials):
-                text, val = needle_text(rng)
-                ids = torch.tensor([bt.encode(text + val[:n_chars - 1])])
-                pred = m(ids)[0, -n_chars:].argmax(-1).tolist()
-                ok += int(pred == [ord(ch) for ch in val[:n_chars]])
-        return ok / trials
 
-    def circuit_model(self, **circuit_args):
-        """The default architecture, seed-0 init, circuit implanted with seed 1."""
-        from circuit_init import implant_circuit
-        m = Qwen3(self.config())
-        m.init_weights(torch.Generator().manual_seed(0), qk_norm_init=1.5)
-        implant_circuit(m, torch.Generator().manual_seed(1), **circuit_args)
-        return m
-
-    def hex_block_list_accuracy(self, m, seed, answered, trials=24):
-        """Fraction of list_text texts whose expected value's first three characters are each
-        the argmax of the circuit's own logits (the hex block, what training starts from)."""
-        from circuit_parts import CIRCUIT_DIMS, HEX, HEXB
-        hb = m.c.hidden_size - CIRCUIT_DIMS + HEXB
-        rng = np.random.default_rng(seed)
-        ok = 0
-        with torch.no_grad():
-            for _ in range(trials):
-                text, val = list_text(rng, answered=answered)
-                ids = torch.tensor([bt.encode(text + val[:2])])
-                hexlog = m(ids, return_hidden=True)[0, -3:, hb:hb + 16]
-                ok += int("".join(HEX[int(i)] for i in hexlog.argmax(-1)) == val[:3])
-        return ok / trials
-
-    def test_circuit_is_the_same_at_head_dim_32(self):
-        """The circuit names head dims as in a head_dim-16 head and maps them to the same RoPE
-        frequencies in a wider head, with gains scaled so logits stay the same: at head_dim 32
-        its frozen heads must compute what they compute at 16. Both models get the same
-        embeddings, norms and MLPs; every other head writes nothing (the trainable induction
-        votes too: their keys are ~0 at the text's first two tokens, where RMSNorm's eps, not
-        the head width, sets their scale, so they start slightly differently there)."""
-        from circuit_init import FROZEN_HEADS, implant_circuit
-        from circuit_parts import CIRCUIT_DIMS, HEX, HEXB
-        models = {}
-        for hd in (16, 32):
-            m = Qwen3(Qwen3Config(head_dim=hd))
-            m.init_weights(torch.Generator().manual_seed(0), qk_norm_init=1.5)
-            models[hd] = m
-        shared = {n: p for n, p in models[16].named_parameters() if "self_attn" not in n}
-        with torch.no_grad():
-            for n, p in models[32].named_parameters():
-                if n in shared:
-                    p.copy_(shared[n])
-            for hd, m in models.items():
-                implant_circuit(m, torch.Generator().manual_seed(1))
-                rep = m.c.num_attention_heads // m.c.num_key_value_heads
-                for li, layer in enumerate(m.layers):
-                    for kv in range(m.c.num_key_value_heads):
-                        if (li, kv) not in FROZEN_HEADS:
-                            layer.self_attn.o_proj.weight[:, kv * rep * hd:(kv + 1) * rep * hd] = 0
-                    if li > 0:
-                        layer.mlp.down_proj.weight.zero_()
-        hb = models[16].c.hidden_size - CIRCUIT_DIMS + HEXB
-        rng = np.random.default_rng(7)
-        answers = {16: [], 32: []}
-        with torch.no_grad():
-            for _ in range(6):
-                text, val = needle_text(rng)
-                ids = torch.tensor([bt.encode(text + val[:2])])
-                h = {hd: models[hd](ids, return_hidden=True)[0] for hd in (16, 32)}
-                # float32 rounding differs between the widths and the copy heads' logits (~37)
-                # amplify it: ~1e-3 of the scale; a wrong dim or gain gives O(1)
-                self.assertLess(float((h[16] - h[32]).abs().max()), 5e-3 * float(h[16].abs().max()))
-                for hd in (16, 32):
-                    answers[hd].append("".join(HEX[int(i)] for i in h[hd][-3:, hb:hb + 16].argmax(-1)))
-        self.assertEqual(answers[16], answers[32])
-        with self.assertRaises(ValueError):  # the dim map needs a multiple of 16
-            implant_circuit(Qwen3(Qwen3Config(head_dim=24)), torch.Generator().manual_seed(1))
-
-    def test_key_heads_answer_the_asked_needle(self):
-        """Four needles, distinct first digits: the first three value digits after the
-        question follow the asked key (chance for the first alone: 1/4)."""
-        from circuit_init import implant_circuit
-        m = Qwen3(self.config())
-        m.init_weights(torch.Generator().manual_seed(0), qk_norm_init=1.5)
-        self.assertLess(self.answer_prefix_accuracy(m, n_chars=1), 0.2)
-        implant_circuit(m, torch.Generator().manual_seed(1))
-        self.assertGreater(self.answer_prefix_accuracy(m, n_chars=3), 0.7)  # 19/24 here
-
-    def test_list_heads_answer_the_next_needle(self):
-        """Four needles of one key, the first value already answered: the next answer's first
-        three characters are the second needle's (the one after the answered one), through
-        the previous-needle signatures (layers 3-5). Counted on the circuit's own logits (the
-        hex block), which is what training starts from."""
-        acc = self.hex_block_list_accuracy(self.circuit_model(), seed=4, answered=True)
-        self.assertGreater(acc, 0.6)  # 18/24 here (chance: 1/1000)
-
-    def test_key_heads_answer_the_first_of_same_key_needles(self):
-        """Four needles of one key (multivalue wording), before the first answer: the key
-        signatures tie, so the earliest preference must pick the first needle in the document
-        (answers are listed in document order); without it the heads mix the four."""
-        without, with_pref = (self.hex_block_list_accuracy(self.circuit_model(earliest=e), seed=6,
-                                                           answered=False) for e in (0.0, 1.0))
-        print(f"first of four same-key needles: {without:.2f} without, {with_pref:.2f} with the preference")
-        self.assertLess(without, 0.35)
-        self.assertGreater(with_pref, 0.6)
+class AnswerRegionMaskTest(unittest.TestCase):
+    def test_prefix_and_separators_are_not_scored(self):
+        text = "hay. One: 12.\nWhat?\nThe answer is: 12, 34"
+        ids = np.array(bt.encode(text))
+        answer = np.zeros(len(ids), dtype=np.bool_)
+        for v in ("12, ", "34"):
+            at = text.rindex(v.strip(", "))
+            answer[at:at + 2] = True
+        scored = data.answer_region_mask(ids, answer)
+        kept = "".join(chr(t) for t, s in zip(ids, scored) if s)
+        # everything up to the question's '\n' counts; after it the answers and their ' '
+        self.assertEqual(kept, "hay. One: 12.\nWhat?\n 12 34")
 
 
 class TrainSmokeTest(unittest.TestCase):
@@ -428,28 +331,28 @@ class TrainSmokeTest(unittest.TestCase):
 
     def test_frozen_circuit_is_isolated_from_training(self):
         """Default training keeps the circuit's weights (frozen_masks) and, what the masks are
-        for, what the circuit reads: after 3 steps that moved the rest of the model, the
-        reserved coordinates of the residual entering layer 2 (the key heads' input) are the
-        same up to the RMS scale of the layers' inputs, and the key heads still answer."""
+        for, what it computes: after 3 steps at the shipped learning rate (1.5e-3; it moves the
+        rest of the model), the circuit still answers the fixture's samples; a second stage
+        (--init-from the export, lr 1e-2) keeps the frozen entries too. The weights are isolated,
+        the function is not: the trained heads and LM-head entries add to the same logits, and 3
+        steps at lr 1e-2 drown the copy head (measured: 0.0), so keep the learning rate low."""
         import train
-        from circuit_init import CIRCUIT_DIMS, frozen_masks, implant_circuit
+        from circuit_init import frozen_masks
+        from niah_eval import load_samples, score
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "t.jsonl")
             with open(path, "w") as f:
                 for i in range(12):
-                    text = f"One of the numbers for key-{i:02d} is: 7{i % 7}. " * 2 + "x"
-                    f.write(json.dumps({"text": text, "answer_spans": [[40, 42]]}) + "\n")
-            shape = ["--layers", "6", "--hidden", "128", "--heads", "8", "--kv-heads", "4", "--ffn", "96"]
+                    text = f"One of the special magic numbers for calm-key{i:02d} is: 7{i % 7}. The sky is blue. " * 2
+                    at = text.rindex(f"7{i % 7}")
+                    f.write(json.dumps({"text": text, "answer_spans": [[at, at + 2]]}) + "\n")
             args = ["--data", path, "--out", os.path.join(d, "m"), "--ckpt", os.path.join(d, "m.pt"),
-                    "--plan", "128:3", "--tokens-per-step", "256", "--val-samples", "0", "--warmup", "1",
-                    "--seed", "5", "--lr", "1e-2", *shape]
+                    "--plan", "256:3", "--tokens-per-step", "256", "--val-samples", "0", "--warmup", "1",
+                    "--seed", "0", "--lr", "1.5e-3", "--qk-norm-init", "1.5"]
             self.assertEqual(train.main(args), 0)
-            trained = read_safetensors(os.path.join(d, "m", "model.safetensors"))[0]
-            cfg = train.model_config(train.parse_args(args))
-            start = Qwen3(cfg)
-            start.init_weights(torch.Generator().manual_seed(5), qk_norm_init=train.parse_args(args).qk_norm_init)
-            implant_circuit(start, torch.Generator().manual_seed(6))
+            start = circuit_model(0)
             masks = frozen_masks(start)
+            self.assertIn("lm_head.weight", masks)
 
             def assert_frozen_kept(ref, new):
                 """ref, new: name -> tensor. Frozen entries equal; the rest of those matrices trained."""
@@ -459,36 +362,21 @@ class TrainSmokeTest(unittest.TestCase):
                     moved += int((new[name][~m] != ref[name][~m]).sum())
                 self.assertGreater(moved, 0)
 
-            def loaded(st):
-                return {n: torch.from_numpy(np.array(st["model." + n])) for n in masks}
+            def loaded(directory):
+                st = read_safetensors(os.path.join(directory, "model.safetensors"))[0]
+                return {n: torch.from_numpy(np.array(st[n if n.startswith("lm_head.") else "model." + n],
+                                                     dtype=np.float32)) for n in masks}
 
-            assert_frozen_kept({n: p.detach() for n, p in start.named_parameters()}, loaded(trained))
-            end = Qwen3(cfg)
-            end.load_state_dict({n: torch.from_numpy(np.array(trained["model." + n]))
-                                 for n, _ in end.named_parameters()})
-            text, _ = needle_text(np.random.default_rng(8))
-            ids = torch.tensor([bt.encode(text)])
-            seen = []
-            for model in (start, end):
-                cap = {}
-                hook = model.layers[2].register_forward_hook(lambda mod, inp, out: cap.setdefault("x", inp[0]))
-                with torch.no_grad():
-                    model(ids)
-                hook.remove()
-                seen.append(cap["x"][0])
-            b = cfg.hidden_size - CIRCUIT_DIMS
-            before, after = seen[0][:, b:], seen[1][:, b:]
-            self.assertGreater(float((seen[1][:, :b] - seen[0][:, :b]).abs().max()), 1e-2)
-            cos = torch.nn.functional.cosine_similarity(before, after, dim=-1)
-            self.assertGreater(float(cos.min()), 0.99)
-            # a second stage (--init-from the exported model) keeps the circuit it brings frozen
+            trained = loaded(os.path.join(d, "m"))
+            assert_frozen_kept({n: p.detach() for n, p in start.named_parameters()}, trained)
+            end = export.load_model_dir(os.path.join(d, "m"))
+            samples = load_samples(FIXTURE)[::3]
+            self.assertEqual(score(end, samples, skip_space=True)[0]["all"], 1.0)
             args2 = ["--data", path, "--out", os.path.join(d, "m2"), "--ckpt", os.path.join(d, "m2.pt"),
-                     "--init-from", os.path.join(d, "m"), "--plan", "128:2", "--tokens-per-step", "256",
-                     "--val-samples", "0", "--warmup", "1", "--seed", "5", "--lr", "1e-2", *shape]
+                     "--init-from", os.path.join(d, "m"), "--plan", "256:2", "--tokens-per-step", "256",
+                     "--val-samples", "0", "--warmup", "1", "--seed", "0", "--lr", "1e-2"]
             self.assertEqual(train.main(args2), 0)
-            second = read_safetensors(os.path.join(d, "m2", "model.safetensors"))[0]
-            assert_frozen_kept(loaded(trained), loaded(second))
-
+            assert_frozen_kept(trained, loaded(os.path.join(d, "m2")))
 
 if __name__ == "__main__":
     unittest.main()

@@ -73,12 +73,14 @@ def parse_args(argv=None):
     ap.add_argument("--export-dtype", choices=["float32", "float16"], default="float32")
     # architecture
     ap.add_argument("--layers", type=int, default=8)
-    ap.add_argument("--hidden", type=int, default=128)
+    ap.add_argument("--hidden", type=int, default=240)
     ap.add_argument("--heads", type=int, default=8)
     ap.add_argument("--kv-heads", type=int, default=4)
-    ap.add_argument("--head-dim", type=int, default=16)
-    ap.add_argument("--ffn", type=int, default=384)
-    ap.add_argument("--rope-theta", type=float, default=1e6)
+    ap.add_argument("--head-dim", type=int, default=64)
+    ap.add_argument("--ffn", type=int, default=192)
+    ap.add_argument("--rope-theta", type=float, default=1e24)
+    ap.add_argument("--tied", action="store_true", help="tie the LM head to the embedding (the "
+                    "circuit needs an untied head: with --no-induction-init only)")
     ap.add_argument("--max-positions", type=int, default=4096)
     return ap.parse_args(argv)
 
@@ -99,7 +101,7 @@ def model_config(a):
                        intermediate_size=a.ffn, num_hidden_layers=a.layers,
                        num_attention_heads=a.heads, num_key_value_heads=a.kv_heads,
                        head_dim=a.head_dim, rope_theta=a.rope_theta,
-                       max_position_embeddings=a.max_positions, tie_word_embeddings=True)
+                       max_position_embeddings=a.max_positions, tie_word_embeddings=a.tied)
 
 
 def batch_size_for(length, tokens_per_step):
@@ -273,6 +275,7 @@ def fmt_time(s):
 def main(argv=None):
     a = parse_args(argv)
     torch.set_num_threads(a.threads)
+    torch.set_flush_denormal(True)  # the circuit's shut neurons and heads underflow: keep that fast
     t_start = time.time()
     resume = None
     if a.resume:
@@ -378,6 +381,10 @@ def main(argv=None):
         loss, st = loss_terms(logits, tgt, ans, valid, a.answer_weight)
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        with torch.no_grad():  # the frozen circuit's gradients must not eat the clipping budget
+            for p, m, _ in frozen_values:
+                if p.grad is not None:
+                    p.grad[m] = 0
         gnorm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0))
         opt.step()
         with torch.no_grad():
