@@ -68,7 +68,7 @@ void run_compare_cli(CompareCliOptions o) {
 
   // Held-out test objective: the calibration objective's scoring on test-split NIAH samples,
   // or the objective the user names (its own scoring: -NLL for text).
-  const std::vector<int> test_lengths = o.test_lengths.empty() ? o.exp.calib.lengths : o.test_lengths;
+  const std::vector<int> test_lengths = o.test_lengths.empty() ? e.calibration.lengths : o.test_lengths;
   const uint64_t test_seed = o.test_seed >= 0 ? static_cast<uint64_t>(o.test_seed) : o.exp.seed;
   search::ModelObjectiveOptions to = e.objective_options;
   to.use_cache = false;  // each test mask is scored once

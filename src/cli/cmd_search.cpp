@@ -107,8 +107,8 @@ CommandRegistrar reg("search", "BOSCH search: choose which KV heads become slidi
   app.add_option("--objective", o->exp.calib.objective,
                  "niah[:families] (calibration split), text:FILE (-NLL), longbench:DIR, or "
                  "synthetic:LxH[:SEED] (no model; for testing)")->capture_default_str();
-  app.add_option("--lengths", o->exp.calib.lengths, "calibration sample lengths in tokens")
-      ->capture_default_str()->delimiter(',');
+  app.add_option("--lengths", o->exp.calib.lengths, "calibration sample lengths in tokens (default: auto, "
+                 "the shortest power of two that fits every NIAH family with room for haystack)")->delimiter(',');
   app.add_option("--depths", o->exp.calib.depths, "niah: needle depths per length")->capture_default_str();
   app.add_option("--samples", o->exp.calib.samples, "niah: samples per (family, length, depth); text: chunks per length; longbench: samples per file")
       ->capture_default_str()->check(CLI::Range(1, 1 << 20));

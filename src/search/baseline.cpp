@@ -32,6 +32,9 @@ const std::vector<MethodInfo>& methods() {
       {"retrieval", "retrieval score: attention on the needle while copying the answer, lowest first"},
       {"gate", "Fisher-style gate sensitivity (squared finite difference), lowest first"},
       {"ablation", "single-head ablation: calibration score drop with only that head SWA, lowest first"},
+      {"apl", "APL: peak lag, distance from the answer rows to their attention peak, lowest first"},
+      {"qada", "QADA: QAdA's Gaussian estimate of the attention share SWA hides, lowest first"},
+      {"proxy", "PROXY: DuoAttention-style hidden-state change with only that head SWA, lowest first"},
       {"duo", "DuoAttention full_attention_heads.tsv thresholded to the ratio"},
   };
   return m;
@@ -55,7 +58,9 @@ const std::vector<std::string>& baseline_methods() {
 
 std::string canonical_baseline(const std::string& name) {
   std::string s = lower(name);
+  // The BOSCH paper's names (docs/search.md): FISHER and DCAM are ours under another name.
   if (s == "fisher" || s == "gate-sensitivity") s = "gate";
+  if (s == "dcam") s = "locality";
   if (s == "random-heads") s = "rand-heads";
   if (s == "interleave" || s == "interleaving") s = "intr";
   if (s == "echo" || s == "induction" || s == "echo-induction") s = "razor";
@@ -63,6 +68,11 @@ std::string canonical_baseline(const std::string& name) {
   std::string known;
   for (const auto& n : baseline_methods()) known += (known.empty() ? "" : ", ") + n;
   fail("unknown baseline method '{}'; known: {}", name, known);
+}
+
+bool is_static_start_ranking(const std::string& name) {
+  const std::string c = canonical_baseline(name);
+  return c == "locality" || c == "razor" || c == "retrieval" || c == "apl" || c == "qada" || c == "proxy";
 }
 
 bool is_baseline_method(const std::string& name) {
@@ -146,6 +156,24 @@ const BaselineRunner::Cached& BaselineRunner::scores_for(const std::string& meth
     HeadScores r = retrieval_scores(*in_.model, *in_.calib, &used);
     c.importance = r.values;
     c.scores = {{"retrieval", r.to_json()}, {"answers_located", used}, {"samples", in_.calib->size()}};
+  } else if (method == "apl") {
+    need_model();
+    need_calib();
+    HeadScores r = peak_lag_scores(*in_.model, *in_.calib);
+    c.importance = r.values;
+    c.scores = {{"peak_lag", r.to_json()}, {"samples", in_.calib->size()}};
+  } else if (method == "qada") {
+    need_model();
+    need_calib();
+    HeadScores r = qada_scores(*in_.model, *in_.calib, in_.window, in_.sinks);
+    c.importance = r.values;
+    c.scores = {{"bulk_share", r.to_json()}, {"samples", in_.calib->size()}};
+  } else if (method == "proxy") {
+    need_model();
+    need_calib();
+    HeadScores r = proxy_scores(*in_.model, *in_.calib, in_.window, in_.sinks);
+    c.importance = r.values;
+    c.scores = {{"hidden_change", r.to_json()}, {"samples", in_.calib->size()}};
   } else if (method == "gate" || method == "ablation") {
     compute_sweep();
     const HeadScores& s = method == "gate" ? sweep_->gate : sweep_->ablation;

@@ -11,6 +11,8 @@
 //                 log-likelihood when one head's gate is switched to SWA (N + 1 evaluations)
 //     ablation    exact calibration objective drop when only that head is SWA (the same N + 1
 //                 evaluations as gate; shared when both run)
+//     apl, qada, proxy  the BOSCH paper's APL, QADA and PROXY (static_scores.h); its DCAM is
+//                 `locality`, FISHER is `gate`, RAZOR is `razor` (aliases accepted)
 //     duo         a DuoAttention full_attention_heads.tsv pattern thresholded to the ratio
 //                 (runtime/mask_export.h plan_from_duo): the lowest values become SWA
 // Ties in every ranking are broken by flat index (layer-major), lower converted first.
@@ -35,6 +37,9 @@ namespace bosch::search {
 // Every baseline name (duo last; it needs a pattern directory).
 const std::vector<std::string>& baseline_methods();
 bool is_baseline_method(const std::string& name);
+// Rankings from attention statistics or forward passes (no objective evaluations), which
+// bosch-plus takes as starts: locality, razor, retrieval, apl, qada, proxy.
+bool is_static_start_ranking(const std::string& name);
 std::string baseline_description(const std::string& name);  // one line for help and reports
 // Lower-cased, with aliases resolved (RAND -> rand, fisher -> gate); Error listing the names.
 std::string canonical_baseline(const std::string& name);

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "search/bosch_search.h"
 #include "tasks/niah.h"
 #include "tasks/prompt_fit.h"
 #include "util/error.h"
@@ -9,8 +10,9 @@
 namespace bosch::search {
 
 bool needs_calibration(const std::string& method) {
-  const std::string m = method == "bosch" ? method : canonical_baseline(method);
-  return m == "bosch" || m == "locality" || m == "retrieval" || m == "gate" || m == "ablation";
+  const std::string m = is_search_method(method) ? "bosch" : canonical_baseline(method);
+  return m == "bosch" || m == "locality" || m == "retrieval" || m == "gate" || m == "ablation" || m == "apl" ||
+         m == "qada" || m == "proxy";
 }
 
 BaselineInputs Experiment::baseline_inputs() const {
@@ -39,6 +41,7 @@ Experiment make_experiment(const ExperimentOptions& o, bool need_calibration) {
   if (!need_calibration) return e;
   CalibrationOptions co = o.calib;
   co.window = o.window, co.sinks = o.sinks, co.chat = o.chat, co.seed = o.seed;
+  if (e.model->config().max_context > 0) co.max_length = e.model->config().max_context;
   e.calibration = make_calibration(*e.tokenizer, co, e.model.get());
   mo.exact_weight = e.calibration.exact_weight;
   mo.logprob_weight = o.logprob_weight >= 0 ? o.logprob_weight : e.calibration.logprob_weight;

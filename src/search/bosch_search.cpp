@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "search/baseline_layers.h"
 #include "util/error.h"
 
 namespace bosch::search {
@@ -35,7 +36,14 @@ int stall_limit(const SearchOptions& opt, int budget) {
 }
 
 nlohmann::json SearchOptions::to_json() const {
-  return {{"ratio", ratio},
+  std::vector<std::string> start_names;
+  for (const auto& st : starts) start_names.push_back(st.name);
+  return {{"method", method},
+          {"ratio", ratio},
+          {"budget_multi", budget_multi},
+          {"budget_layer", budget_layer},
+          {"sweep_starts", sweep_starts},
+          {"starts", start_names},
           {"budget_probe", budget_probe},
           {"budget_group", budget_group},
           {"destroy_fraction", destroy_fraction},
@@ -58,20 +66,61 @@ void report(const StageSummary& s) {
                static_cast<long long>(s.evaluations), s.seconds, s.best_score, s.detail.c_str());
 }
 
+
+// Stage 2: the adaptive counts, guarded against the near-uniform ones; sets r.ratios and the
+// starting assignment r.bits of stage 3. Returns the stage line.
+std::string ratio_stage(Evaluator& ev, SearchResult& r) {
+  const int H = ev.n_heads();
+  r.ratios = assign_ratios(probe_drops(r.probe), H, r.k_total);
+  std::string counts = fmt::format("{}", fmt::join(r.ratios.counts, ","));
+  r.bits = initial_assignment(r.probe, r.ratios.counts, H);
+  ev.set_stage("ratio");
+  double start_score = ev.evaluate(r.bits).score;  // the starting point of stage 3
+  // Guard: the drops are measured at c heads per layer, and a layer that loses nothing at c
+  // may lose everything at c + 1 (its c most local heads can go, the next one is a retrieval
+  // head). So the adaptive start must beat the near-uniform one (the stage-1 cascade itself
+  // when c * L = K), else stage 3 starts from the uniform counts. One more evaluation at most.
+  const std::vector<int> uniform = uniform_counts(r.ratios.weights, H, r.k_total);
+  if (uniform != r.ratios.counts) {
+    const HeadBits ubits = initial_assignment(r.probe, uniform, H);
+    const double uscore = ev.evaluate(ubits).score;
+    r.ratios.adaptive_score = start_score;
+    r.ratios.uniform_score = uscore;
+    if (uscore > start_score) {
+      r.ratios.uniform_fallback = true;
+      r.ratios.adaptive_counts = r.ratios.counts;
+      r.ratios.counts = uniform;
+      r.bits = ubits;
+      counts = fmt::format("{} (adaptive {} scored S^={:.6f} < uniform {:.6f}: uniform kept)",
+                           fmt::join(uniform, ","), counts, start_score, uscore);
+    }
+  }
+  return "heads per layer " + counts;
+}
+
 }  // namespace
 
 SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
   const int L = ev.n_layers(), H = ev.n_heads();
+  check(is_search_method(opt.method), "--method {}: expected bosch, bosch-plus, bosch-single, bosch-multi or bosch-layer",
+        opt.method);
   check(opt.ratio >= 0 && opt.ratio <= 1, "--ratio {}: expected a value in [0, 1]", opt.ratio);
   check(opt.budget_probe >= 1, "--budget-probe {}: expected >= 1", opt.budget_probe);
   check(opt.budget_group >= 1, "--budget-group {}: expected >= 1", opt.budget_group);
   check(opt.budget_polish >= -1, "--budget-polish {}: expected >= 0 (or -1: auto)", opt.budget_polish);
   check(opt.destroy_fraction > 0 && opt.destroy_fraction <= 1,
         "--destroy {}: expected a fraction in (0, 1]", opt.destroy_fraction);
+  for (const auto& st : opt.starts)
+    check(st.importance.size() == ev.n_bits(), "search: start ranking {} has {} scores, expected {}", st.name,
+          st.importance.size(), ev.n_bits());
   const auto t_start = Clock::now();
   const ObjectiveStats stats_start = ev.objective().stats();
   SearchResult r;
+  r.method = opt.method;
   r.k_total = target_count(opt.ratio, L, H);
+  auto milestone = [&](const std::string& method, const HeadBits& bits) {
+    r.milestones.push_back({method, bits, ev.evaluate(bits).score, ev.fresh(), since(t_start)});
+  };
 
   auto t0 = Clock::now();
   int64_t before = ev.fresh();
@@ -81,74 +130,82 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
   r.stages.push_back({"reference", ev.fresh() - before, since(t0), 1.0,
                       fmt::format("S_full={:.6g} S_allswa={:.6g}", r.s_full, r.s_allswa)});
   report(r.stages.back());
+  // Each stage: timed, its fresh evaluations counted, summarised on stderr.
+  auto stage = [&](const std::string& name, auto&& body) {
+    t0 = Clock::now();
+    before = ev.fresh();
+    std::string detail = body();
+    r.stages.push_back({name, ev.fresh() - before, since(t0), ev.evaluate(r.bits).score, detail});
+    report(r.stages.back());
+  };
 
   if (r.k_total == 0 || r.k_total == L * H) {  // nothing to choose
     r.bits.assign(ev.n_bits(), r.k_total ? 1 : 0);
     r.ratios.counts.assign(L, r.k_total ? H : 0);
+  } else if (opt.method == "bosch-multi") {
+    stage("multi", [&] {
+      r.bits = run_multi_search(ev, opt, r.k_total, r);
+      return fmt::format("one group of {} layers, {} LNS iterations", L, r.groups.back().lns_iterations);
+    });
+  } else if (opt.method == "bosch-layer") {
+    stage("layers", [&] {
+      r.bits = run_layer_search(ev, opt, r.k_total, r);
+      return fmt::format("heads per layer {}", fmt::join(layer_counts(r.bits, H), ","));
+    });
   } else {
     // Stage 1.
-    t0 = Clock::now();
-    before = ev.fresh();
-    r.probe = run_probe_stage(ev, opt);
-    r.stages.push_back({"probes", ev.fresh() - before, since(t0), r.probe.layers[0].best_score,
-                        fmt::format("{} heads/layer, {}", r.probe.count,
-                                    r.probe.layers[0].exhaustive ? "exhaustive" : "local search")});
-    report(r.stages.back());
-
-    // Stage 2 (no evaluations).
-    t0 = Clock::now();
-    r.ratios = assign_ratios(probe_drops(r.probe), H, r.k_total);
-    std::string counts;
-    for (int c : r.ratios.counts) counts += fmt::format("{}{}", counts.empty() ? "" : ",", c);
-    r.bits = initial_assignment(r.probe, r.ratios.counts, H);
-    ev.set_stage("ratio");
-    before = ev.fresh();
-    double start_score = ev.evaluate(r.bits).score;  // the starting point of stage 3
-    // Guard: the drops are measured at c heads per layer, and a layer that loses nothing at c
-    // may lose everything at c + 1 (its c most local heads can go, the next one is a retrieval
-    // head). So the adaptive start must beat the near-uniform one (the stage-1 cascade itself
-    // when c * L = K), else stage 3 starts from the uniform counts. One more evaluation at most.
-    const std::vector<int> uniform = uniform_counts(r.ratios.weights, H, r.k_total);
-    if (uniform != r.ratios.counts) {
-      const HeadBits ubits = initial_assignment(r.probe, uniform, H);
-      const double uscore = ev.evaluate(ubits).score;
-      r.ratios.adaptive_score = start_score;
-      r.ratios.uniform_score = uscore;
-      if (uscore > start_score) {
-        r.ratios.uniform_fallback = true;
-        r.ratios.adaptive_counts = r.ratios.counts;
-        r.ratios.counts = uniform;
-        r.bits = ubits;
-        counts = fmt::format("{} (adaptive {} scored S^={:.6f} < uniform {:.6f}: uniform kept)",
-                             fmt::join(uniform, ","), counts, start_score, uscore);
-        start_score = uscore;
-      }
+    stage("probes", [&] {
+      r.probe = run_probe_stage(ev, opt);
+      // bosch-single: stage 1's heads, cut or padded to K by the probe head scores.
+      const std::vector<int> uniform = uniform_counts(std::vector<double>(L, 1.0), H, r.k_total);
+      r.bits = initial_assignment(r.probe, uniform, H);
+      return fmt::format("{} heads/layer, {}", r.probe.count,
+                         r.probe.layers[0].exhaustive ? "exhaustive" : "local search");
+    });
+    milestone("bosch-single", r.bits);
+    if (opt.method != "bosch-single") {
+      // Stage 2 (one or two evaluations: the start and the guard).
+      stage("ratios", [&] { return ratio_stage(ev, r); });
+      // Stage 3.
+      stage("groups", [&] {
+        r.groups = run_group_stage(ev, opt, r.ratios.counts, r.bits);
+        return fmt::format("{} groups", r.groups.size());
+      });
+      milestone("bosch", r.bits);
     }
-    r.stages.push_back(
-        {"ratios", ev.fresh() - before, since(t0), start_score, "heads per layer " + counts});
-    report(r.stages.back());
-
-    // Stage 3.
-    t0 = Clock::now();
-    before = ev.fresh();
-    r.groups = run_group_stage(ev, opt, r.ratios.counts, r.bits);
-    r.stages.push_back({"groups", ev.fresh() - before, since(t0), ev.evaluate(r.bits).score,
-                        fmt::format("{} groups", r.groups.size())});
-    report(r.stages.back());
-
-    // Polish: cross-layer swaps.
-    if (polish_budget(opt, ev.n_bits()) > 0) {
-      t0 = Clock::now();
-      before = ev.fresh();
-      r.polish = run_polish_stage(ev, opt, r.bits);
-      r.stages.push_back({"polish", ev.fresh() - before, since(t0), ev.evaluate(r.bits).score,
-                          fmt::format("{} swaps in {} rounds, heads per layer {}", r.polish.moves.size(),
-                                      r.polish.rounds, fmt::join(layer_counts(r.bits, H), ","))});
-      report(r.stages.back());
+    if (opt.method == "bosch-plus") {
+      // Starts: the three stages' answer and every static ranking's top K; the best goes on.
+      stage("starts", [&] {
+        r.starts.push_back({"bosch", r.bits, 0, 0});
+        std::vector<NamedRanking> rankings = opt.sweep_starts ? sweep_rankings(ev) : std::vector<NamedRanking>{};
+        rankings.insert(rankings.end(), opt.starts.begin(), opt.starts.end());
+        for (const auto& rk : rankings) r.starts.push_back({rk.name, lowest_k(rk.importance, r.k_total), 0, 0});
+        ev.set_stage("starts");
+        size_t best = 0;
+        for (size_t i = 0; i < r.starts.size(); ++i) {
+          const Evaluation e = ev.evaluate(r.starts[i].bits);
+          r.starts[i].score = e.score, r.starts[i].loss = e.loss;
+          if (e.loss < r.starts[best].loss) best = i;  // ties: the earlier (the three stages first)
+        }
+        r.bits = r.starts[best].bits;
+        r.start_chosen = r.starts[best].name;
+        std::string scores;
+        for (const auto& c : r.starts) scores += fmt::format(" {}={:.4f}", c.name, c.score);
+        return fmt::format("from {} (S^:{})", r.start_chosen, scores);
+      });
+      // Polish: cross-layer swaps and restorations.
+      if (polish_budget(opt, ev.n_bits()) > 0)
+        stage("polish", [&] {
+          r.polish = run_polish_stage(ev, opt, r.bits);
+          return fmt::format("{} moves in {} rounds, heads per layer {}", r.polish.moves.size(), r.polish.rounds,
+                             fmt::join(layer_counts(r.bits, H), ","));
+        });
     }
   }
   check(count_ones(r.bits) == r.k_total, "search: internal error: {} SWA heads, expected {}",
         count_ones(r.bits), r.k_total);
+  milestone(opt.method, r.bits);
+  if (opt.method == "bosch-single" || opt.method == "bosch") r.milestones.pop_back();  // already there
   Evaluation fin = ev.evaluate(r.bits);
   r.raw = fin.raw;
   r.score = fin.score;
@@ -196,7 +253,14 @@ nlohmann::json SearchResult::to_json() const {
   for (auto [t, f] : polish.moves) moves.push_back({{"to_full", t}, {"to_swa", f}});
   const json polish_j = {{"start_loss", polish.start_loss}, {"end_loss", polish.end_loss},
                          {"evaluations", polish.evaluations}, {"rounds", polish.rounds},
-                         {"moves", moves}};
+                         {"moves", moves}, {"restorations", polish.restorations},
+                         {"restored", polish.restored}};
+  json starts_j = json::array();
+  for (const auto& c : starts) starts_j.push_back({{"name", c.name}, {"score", c.score}, {"loss", c.loss}});
+  json milestones_j = json::array();
+  for (const auto& m : milestones)
+    milestones_j.push_back({{"method", m.method}, {"score", m.score}, {"evaluations", m.evaluations},
+                            {"seconds", m.seconds}, {"mask", bits_to_string(m.bits)}});
   json stages_j = json::array();
   for (const auto& s : stages)
     stages_j.push_back({{"name", s.name},
@@ -210,7 +274,8 @@ nlohmann::json SearchResult::to_json() const {
   const double per_eval =
       os.evaluations > 0 ? double(os.layer_forwards_naive) / double(os.evaluations) : 0.0;
   const double naive_all = per_eval * double(computed + memo_hits);
-  return {{"swa_heads", k_total},
+  return {{"method", method},
+          {"swa_heads", k_total},
           {"score", score},
           {"loss", loss},
           {"raw_score", raw.value},
@@ -239,7 +304,10 @@ nlohmann::json SearchResult::to_json() const {
             {"uniform_score", ratios.uniform_score}}},
           {"layers", layers},
           {"groups", groups_j},
-          {"polish", polish_j}};
+          {"polish", polish_j},
+          {"starts", starts_j},
+          {"start_chosen", start_chosen},
+          {"milestones", milestones_j}};
 }
 
 }  // namespace bosch::search

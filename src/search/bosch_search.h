@@ -9,9 +9,17 @@
 //  3. groups: layers with equal counts form a group; groups from the easiest (highest count) to
 //     the hardest are optimised jointly by Large Neighbourhood Search (or exhaustively when
 //     the group's space fits its budget), each layer keeping its count.
-//  +  polish (our addition, --budget-polish 0 turns it off): swaps that move a SWA head to
-//     another layer, ordered by the heads' marginals at the current assignment, so a layer
-//     count that stage 2 got wrong can still change (polish_stage.cpp).
+// Methods (`--method`, search_methods.cpp), so every table shows what the paper's method does
+// and what ours adds:
+//   bosch         the paper's three stages
+//   bosch-plus    ours, the default of `bosch search`: the three stages, then starts from static
+//                 rankings (single-head ablation and gate from one sweep, plus any ranking the
+//                 caller passes), the best of them polished: cross-layer swaps ordered by the
+//                 heads' marginals and restoration moves (a group of SWA heads back to full at
+//                 once), so it never ends worse on calibration than a ranking it was given
+//   bosch-single  the paper's ablation: stage 1's choices only (cut or padded to K)
+//   bosch-multi   the paper's ablation: stage 3 over the whole model (uniform counts, random start)
+//   bosch-layer   the paper's ablation: the search at layer granularity
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -24,7 +32,18 @@
 
 namespace bosch::search {
 
+// A static ranking given to bosch-plus as a start: importance per head (lowest converted first).
+struct NamedRanking {
+  std::string name;
+  std::vector<double> importance;
+};
+
+const std::vector<std::string>& search_methods();  // bosch, bosch-plus, bosch-single, bosch-multi, bosch-layer
+bool is_search_method(const std::string& name);
+std::string search_method_description(const std::string& name);
+
 struct SearchOptions {
+  std::string method = "bosch-plus";
   double ratio = 0.5;           // rho, the target fraction of SWA heads
   int budget_probe = 32;        // stage 1: fresh evaluations per layer
   int budget_group = 64;        // stage 3: fresh evaluations per group
@@ -33,6 +52,11 @@ struct SearchOptions {
                                 // -1 = auto: 2 N, two rounds of single-head marginals)
   int exact_repair = 0;         // stage 3: largest destroyed neighbourhood re-optimised
                                 // exactly (placements); 0 = auto (3 * H)
+  int budget_multi = -1;        // bosch-multi: fresh evaluations (-1 = auto: 4 N)
+  int budget_layer = -1;        // bosch-layer: fresh evaluations (-1 = auto: 4 L)
+  bool sweep_starts = true;     // bosch-plus: single-head sweep -> ablation and gate starts
+  std::vector<NamedRanking> starts;  // bosch-plus: more starting rankings (not in the journal
+                                     // header: the caller's data; their masks are journaled)
   uint64_t seed = 0;
   int stall_limit = 0;          // consecutive re-requested masks before a search gives up (0 = auto)
   nlohmann::json to_json() const;
@@ -99,6 +123,9 @@ struct PolishResult {
   int evaluations = 0;                  // fresh evaluations
   int rounds = 0;                       // marginal measurements
   std::vector<std::pair<int, int>> moves;  // accepted swaps (flat SWA head made full, full head made SWA)
+  int restorations = 0;                 // accepted restoration moves
+  std::vector<int> restored;            // the heads they flipped (flat indices)
+  int layers = 0;
 };
 // Consecutive rejected swaps that end a round.
 int polish_misses_limit(int n_heads);
@@ -106,6 +133,22 @@ int polish_misses_limit(int n_heads);
 int polish_budget(const SearchOptions& opt, size_t n_bits);
 // Improves `assignment` in place (its count of SWA heads is kept) within polish_budget().
 PolishResult run_polish_stage(Evaluator& ev, const SearchOptions& opt, HeadBits& assignment);
+
+// Restoration moves of the polish: groups of SWA heads sent back to full at once (all SWA heads
+// of one layer; pairs among the SWA heads whose restoration helps most), each compensated by the
+// full heads cheapest to convert. For circuits that need several heads at once, where no
+// single swap shows a gain.
+int restoration_pairs_pool(int n_heads);
+
+// ---- starts (bosch-plus) ----
+struct StartCandidate {
+  std::string name;  // "bosch" (the three stages), "ablation", "gate", or a caller's ranking
+  HeadBits bits;
+  double score = 0, loss = 0;
+};
+// Single-head sweep from the full model through the evaluator (N fresh evaluations at most):
+// ablation = S drop, gate = squared mean log-probability change, per head.
+std::vector<NamedRanking> sweep_rankings(Evaluator& ev);
 
 // ---- whole search ----
 struct StageSummary {
@@ -116,6 +159,7 @@ struct StageSummary {
   std::string detail;
 };
 struct SearchResult {
+  std::string method;
   HeadBits bits;            // the answer: exactly `k_total` ones
   int k_total = 0;
   double score = 0, loss = 0;  // S^ and loss of `bits`
@@ -125,14 +169,30 @@ struct SearchResult {
   RatioAssignment ratios;
   std::vector<GroupResult> groups;
   PolishResult polish;
+  std::vector<StartCandidate> starts;  // bosch-plus: the candidates the polish chose among
+  std::string start_chosen;
+  // The answers of the methods this run contains (bosch-plus runs the paper's stages first):
+  // {method, bits, calibration S^, fresh evaluations spent when it was reached}.
+  struct Milestone {
+    std::string method;
+    HeadBits bits;
+    double score = 0;
+    int64_t evaluations = 0;
+    double seconds = 0;
+  };
+  std::vector<Milestone> milestones;
+  const Milestone* milestone(const std::string& method) const;
   std::vector<StageSummary> stages;
   int64_t evaluations = 0, computed = 0, replayed = 0, memo_hits = 0;
   double seconds = 0, objective_seconds = 0;
   ObjectiveStats objective_stats;
   nlohmann::json to_json() const;
 };
-// Runs the three stages and the polish. Prints per-stage summaries to stderr unless BOSCH_QUIET is set.
+// Runs opt.method. Prints per-stage summaries to stderr unless BOSCH_QUIET is set.
 SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt);
+// The ablations' searches (search_methods.cpp); each returns its answer, adds its stages to r.
+HeadBits run_multi_search(Evaluator& ev, const SearchOptions& opt, int k_total, SearchResult& r);
+HeadBits run_layer_search(Evaluator& ev, const SearchOptions& opt, int k_total, SearchResult& r);
 
 // Independent RNG stream for (seed, stage, index), so stages never share random state.
 Rng stream_rng(uint64_t seed, uint64_t stage, uint64_t index);

@@ -108,8 +108,20 @@ void keep_solved(const Model& m, Calibration& c) {
 
 }  // namespace
 
-Calibration make_calibration(const Tokenizer& tok, const CalibrationOptions& o, const Model* model) {
-  check(!o.lengths.empty(), "--lengths: need at least one length");
+std::vector<int> resolve_lengths(const Tokenizer& tok, const CalibrationOptions& o) {
+  if (!o.lengths.empty()) return o.lengths;
+  const std::string& spec = o.objective;
+  if (spec == "niah" || spec.rfind("niah:", 0) == 0) {
+    const int room = 4 * (o.window + o.sinks);
+    return {niah_auto_length(tok, parse_niah_suite(spec), Split::calib, chat_wrap_for(tok, o.chat), room,
+                             o.max_length)};
+  }
+  return {std::min(1024, o.max_length)};
+}
+
+Calibration make_calibration(const Tokenizer& tok, const CalibrationOptions& opt, const Model* model) {
+  CalibrationOptions o = opt;
+  o.lengths = resolve_lengths(tok, opt);
   const std::string& spec = o.objective;
   Calibration c;
   if (spec == "niah" || spec.rfind("niah:", 0) == 0) c = niah_calibration(tok, o, spec);
@@ -121,6 +133,7 @@ Calibration make_calibration(const Tokenizer& tok, const CalibrationOptions& o, 
     check(model != nullptr, "--calib-solved-only: internal error: no model to check the samples with");
     keep_solved(*model, c);
   }
+  c.lengths = o.lengths;
   return c;
 }
 

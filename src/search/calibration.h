@@ -18,7 +18,11 @@ namespace bosch::search {
 
 struct CalibrationOptions {
   std::string objective = "niah";
-  std::vector<int> lengths = {512};
+  // Empty = auto: niah, the shortest power of two that holds every family's prompt plus
+  // 4 * (window + sinks) haystack tokens (so needles can sit outside the window); text and
+  // longbench, min(1024, max_length).
+  std::vector<int> lengths;
+  int max_length = 1 << 20;  // the model's context (auto lengths stay within it)
   int depths = 3;        // niah: depth grid size
   int samples = 1;       // niah: per (family, length, depth); text/longbench: total per file
   uint64_t seed = 0;
@@ -34,9 +38,13 @@ struct CalibrationOptions {
 
 struct Calibration {
   std::vector<TaskSample> samples;
+  std::vector<int> lengths;  // the lengths used (auto resolved)
   double exact_weight = 1.0, logprob_weight = 0.01;
   std::string description;
 };
+
+// The lengths `opt` asks for, auto resolved (see CalibrationOptions::lengths).
+std::vector<int> resolve_lengths(const Tokenizer& tok, const CalibrationOptions& opt);
 
 // `model` is needed only with solved_only (it scores the samples with full attention).
 Calibration make_calibration(const Tokenizer& tok, const CalibrationOptions& opt,

@@ -11,6 +11,7 @@
 
 #include "search/evaluator.h"
 #include "search/journal.h"
+#include "search/rng.h"
 #include "util/error.h"
 #include "util/progress.h"
 
@@ -50,11 +51,13 @@ std::vector<std::string> parse_compare_methods(const std::string& spec, bool hav
     std::string low = item;
     for (auto& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (low == "all") {
-      add("bosch");
+      for (const char* m : {"bosch", "bosch-plus", "bosch-single", "bosch-layer"}) add(m);
       for (const auto& b : baseline_methods())
         if (b != "duo" || have_duo) add(b);
-    } else if (low == "bosch" || low == "search") {
+    } else if (low == "search") {
       add("bosch");
+    } else if (is_search_method(low)) {
+      add(low);
     } else {
       add(canonical_baseline(item));  // Error lists the known names
     }
@@ -94,6 +97,7 @@ nlohmann::json CompareResult::to_json() const {
     return nlohmann::json{{"raw_score", s.value}, {"exact_match", s.exact_rate}, {"mean_logprob", s.mean_logprob}};
   };
   j["references"] = {{"full", ref(test_full)}, {"all_swa", ref(test_allswa)}};
+  j["calibration_references"] = {{"full", ref(calib_full)}, {"all_swa", ref(calib_allswa)}};
   j["results"] = nlohmann::json::array();
   for (const auto& r : rows) {
     nlohmann::json x = {{"method", r.method},
@@ -105,7 +109,12 @@ nlohmann::json CompareResult::to_json() const {
                         {"seconds", r.seconds},
                         {"raw_score", r.test.value},
                         {"mean_logprob", r.test.mean_logprob},
+                        {"calibration_normalized", r.calib_normalized ? nlohmann::json(*r.calib_normalized) : nlohmann::json(nullptr)},
                         {"mask", bits_to_string(r.bits)}};
+    if (r.vs_baseline)
+      x["vs_best_baseline"] = {{"baseline", r.vs_baseline->baseline}, {"diff", r.vs_baseline->diff},
+                               {"ci95", {r.vs_baseline->lo, r.vs_baseline->hi}},
+                               {"samples", r.vs_baseline->samples}, {"resamples", r.vs_baseline->resamples}};
     j["results"].push_back(std::move(x));
   }
   j["sensitivity"] = nlohmann::json::array();
@@ -118,6 +127,65 @@ nlohmann::json CompareResult::to_json() const {
   return j;
 }
 
+PairedInterval paired_bootstrap(const std::vector<double>& a, const std::vector<double>& b, double scale,
+                                int resamples, uint64_t seed) {
+  check(a.size() == b.size() && !a.empty(), "compare: paired samples differ in number ({} vs {})", a.size(),
+        b.size());
+  const size_t n = a.size();
+  std::vector<double> d(n);
+  double mean = 0;
+  for (size_t i = 0; i < n; ++i) mean += (d[i] = (a[i] - b[i]) / scale);
+  mean /= static_cast<double>(n);
+  Rng rng(seed);
+  std::vector<double> means(resamples);
+  for (int r = 0; r < resamples; ++r) {
+    double s = 0;
+    for (size_t i = 0; i < n; ++i) s += d[rng.below(n)];
+    means[r] = s / static_cast<double>(n);
+  }
+  std::sort(means.begin(), means.end());
+  auto at = [&](double q) { return means[std::min<size_t>(resamples - 1, static_cast<size_t>(q * resamples))]; };
+  return {"", mean, at(0.025), at(0.975), static_cast<int>(n), resamples};
+}
+
+std::vector<NamedRanking> static_start_rankings(BaselineRunner& baselines, const std::vector<std::string>& names) {
+  std::vector<NamedRanking> out;
+  for (const auto& n : names) out.push_back({n, baselines.importance(n)});
+  return out;
+}
+
+namespace {
+
+bool is_bosch_run_method(const std::string& m) { return m == "bosch" || m == "bosch-plus" || m == "bosch-single"; }
+
+// One search run at `ratio` (`method`: the run's own method; journal per method and ratio).
+SearchResult run_search_at(Objective& calib, const CompareOptions& opt, const std::string& method, double ratio,
+                           const std::vector<NamedRanking>& starts) {
+  EvaluatorOptions eo;
+  eo.target_ratio = ratio;
+  eo.alpha = opt.alpha;
+  eo.window = opt.window;
+  eo.sinks = opt.sinks;
+  SearchOptions so = opt.search;
+  so.ratio = ratio;
+  so.method = method;
+  so.starts = method == "bosch-plus" ? starts : std::vector<NamedRanking>{};
+  eo.config = so.to_json();
+  eo.config["alpha"] = opt.alpha;
+  eo.config["window"] = opt.window;
+  eo.config["sinks"] = opt.sinks;
+  eo.config["objective"] = calib.describe();
+  if (!opt.journal_dir.empty()) {
+    eo.journal_path = fmt::format("{}/{}-r{}.jsonl", opt.journal_dir, method, ratio);
+    // Ratios the killed run had not reached yet have no journal: they start afresh.
+    eo.resume = opt.resume && std::filesystem::exists(eo.journal_path);
+  }
+  Evaluator ev(calib, eo);
+  return run_bosch_search(ev, so);
+}
+
+}  // namespace
+
 CompareResult run_compare(Objective& calib, Objective& test, BaselineRunner& baselines,
                           const CompareOptions& opt) {
   const int L = calib.n_layers(), H = calib.n_heads();
@@ -129,7 +197,7 @@ CompareResult run_compare(Objective& calib, Objective& test, BaselineRunner& bas
         baselines.inputs().n_layers, baselines.inputs().n_heads, L, H);
   check(!opt.ratios.empty() && !opt.methods.empty(), "compare: need at least one ratio and one method");
   for (const auto& m : opt.methods)
-    check(m == "bosch" || is_baseline_method(m), "compare: unknown method '{}'", m);
+    check(is_search_method(m) || is_baseline_method(m), "compare: unknown method '{}'", m);
 
   CompareResult res;
   res.n_layers = L;
@@ -148,49 +216,64 @@ CompareResult run_compare(Objective& calib, Objective& test, BaselineRunner& bas
     ++res.test_evaluations;
     return test_memo.emplace(key, s).first->second;
   };
-  res.test_full = score_test(HeadBits(static_cast<size_t>(L) * H, 0));
-  res.test_allswa = score_test(HeadBits(static_cast<size_t>(L) * H, 1));
+  const HeadBits full(static_cast<size_t>(L) * H, 0), allswa(static_cast<size_t>(L) * H, 1);
+  res.test_full = score_test(full);
+  res.test_allswa = score_test(allswa);
+  res.calib_full = calib.evaluate(full);
+  res.calib_allswa = calib.evaluate(allswa);
+
+  // The rankings bosch-plus starts from: the attention statistics among the listed baselines
+  // (its own sweep gives ablation and gate).
+  std::vector<std::string> start_names;
+  if (std::find(opt.methods.begin(), opt.methods.end(), "bosch-plus") != opt.methods.end())
+    for (const auto& m : opt.methods)
+      if (is_static_start_ranking(m)) start_names.push_back(m);
+  const std::vector<NamedRanking> starts = static_start_rankings(baselines, start_names);
 
   Progress progress("compare", opt.ratios.size() * opt.methods.size());
   for (double ratio : opt.ratios) {
+    const size_t first_row = res.rows.size();
+    std::optional<SearchResult> main_run;  // bosch / bosch-plus / bosch-single share one run
     for (const auto& method : opt.methods) {
       CompareRow row;
       row.method = method;
       row.ratio = ratio;
-      if (method == "bosch") {
-        EvaluatorOptions eo;
-        eo.target_ratio = ratio;
-        eo.alpha = opt.alpha;
-        eo.window = opt.window;
-        eo.sinks = opt.sinks;
-        SearchOptions so = opt.search;
-        so.ratio = ratio;
-        eo.config = so.to_json();
-        eo.config["alpha"] = opt.alpha;
-        eo.config["window"] = opt.window;
-        eo.config["sinks"] = opt.sinks;
-        eo.config["objective"] = calib.describe();
-        if (!opt.journal_dir.empty()) {
-          eo.journal_path = fmt::format("{}/search-r{}.jsonl", opt.journal_dir, ratio);
-          // Ratios the killed run had not reached yet have no journal: they start afresh.
-          eo.resume = opt.resume && std::filesystem::exists(eo.journal_path);
+      if (is_search_method(method)) {
+        std::optional<SearchResult> own;
+        const SearchResult* sr = nullptr;
+        if (is_bosch_run_method(method)) {
+          if (!main_run) {
+            const bool plus = std::find(opt.methods.begin(), opt.methods.end(), "bosch-plus") != opt.methods.end();
+            const bool paper = std::find(opt.methods.begin(), opt.methods.end(), "bosch") != opt.methods.end();
+            main_run = run_search_at(calib, opt, plus ? "bosch-plus" : paper ? "bosch" : "bosch-single", ratio, starts);
+            LayerSensitivity s;
+            s.ratio = ratio;
+            s.drops = main_run->ratios.drops;
+            s.weights = main_run->ratios.weights;
+            s.counts = main_run->ratios.counts;
+            s.final_counts = layer_counts(main_run->bits, H);
+            for (const auto& lp : main_run->probe.layers) s.best_scores.push_back(lp.best_score);
+            res.sensitivity.push_back(std::move(s));
+            res.searches.push_back(main_run->to_json());
+          }
+          sr = &*main_run;
+        } else {
+          own = run_search_at(calib, opt, method, ratio, starts);
+          res.searches.push_back(own->to_json());
+          sr = &*own;
         }
-        Evaluator ev(calib, eo);
-        SearchResult sr = run_bosch_search(ev, so);
-        row.k = sr.k_total;
-        row.bits = sr.bits;
-        row.evaluations = sr.evaluations;
-        row.seconds = sr.seconds;
-        row.provenance = {{"method", "bosch"}, {"search", so.to_json()}, {"calibration_score", sr.score}};
-        LayerSensitivity s;
-        s.ratio = ratio;
-        s.drops = sr.ratios.drops;
-        s.weights = sr.ratios.weights;
-        s.counts = sr.ratios.counts;
-        s.final_counts = layer_counts(sr.bits, H);
-        for (const auto& lp : sr.probe.layers) s.best_scores.push_back(lp.best_score);
-        res.sensitivity.push_back(std::move(s));
-        res.searches.push_back(sr.to_json());
+        const SearchResult::Milestone* ms = sr->milestone(method);
+        if (ms) {
+          row.bits = ms->bits;
+          row.evaluations = ms->evaluations;
+          row.seconds = ms->seconds;
+        } else {  // k = 0 or N: nothing to choose
+          row.bits = sr->bits;
+          row.evaluations = sr->evaluations;
+          row.seconds = sr->seconds;
+        }
+        row.k = sr->k_total;
+        row.provenance = {{"method", method}, {"search", opt.search.to_json()}};
       } else {
         BaselineMask bm = baselines.run(method, ratio);
         row.k = bm.k;
@@ -205,8 +288,25 @@ CompareResult run_compare(Objective& calib, Objective& test, BaselineRunner& bas
       row.test = score_test(row.bits);
       row.exact_match = row.test.exact_rate;
       row.normalized = normalise(row.test.value, res.test_full.value, res.test_allswa.value);
+      row.calib_normalized = normalise(calib.evaluate(row.bits).value, res.calib_full.value, res.calib_allswa.value);
+      row.provenance["calibration_score"] = row.calib_normalized ? nlohmann::json(*row.calib_normalized) : nullptr;
       progress.add(1, fmt::format("{} at {}", method, ratio));
       res.rows.push_back(std::move(row));
+    }
+    // Each search method against the best baseline on test at this ratio: paired bootstrap.
+    const CompareRow* best = nullptr;
+    for (size_t i = first_row; i < res.rows.size(); ++i)
+      if (!is_search_method(res.rows[i].method) &&
+          (!best || res.rows[i].test.value > best->test.value))
+        best = &res.rows[i];
+    const double scale = res.test_full.value != res.test_allswa.value ? res.test_full.value - res.test_allswa.value : 1.0;
+    for (size_t i = first_row; best && i < res.rows.size(); ++i) {
+      CompareRow& row = res.rows[i];
+      if (!is_search_method(row.method) || row.test.per_sample.empty()) continue;
+      PairedInterval pi = paired_bootstrap(row.test.per_sample, best->test.per_sample, scale, 10000,
+                                           0x5eed + static_cast<uint64_t>(i));
+      pi.baseline = best->method;
+      row.vs_baseline = pi;
     }
   }
   progress.finish();

@@ -19,9 +19,11 @@
 
 namespace bosch::search {
 
-// "all" = bosch + every baseline except duo (duo too when `have_duo`); otherwise a
-// comma-separated list of method names ("bosch" or a baseline; aliases allowed). Canonical,
-// de-duplicated, in the given order. Error on an unknown name.
+// "all" = the search methods of one run (bosch, bosch-plus, bosch-single) + bosch-layer +
+// every baseline except duo (duo too when `have_duo`); bosch-multi only by name (a search of
+// its own at every ratio). Otherwise a comma-separated list of method names (a search method
+// or a baseline; aliases allowed). Canonical, de-duplicated, in the given order. Error on an
+// unknown name.
 std::vector<std::string> parse_compare_methods(const std::string& spec, bool have_duo);
 // "0.25,0.5,0.75" -> sorted ascending, unique, each in [0, 1]; Error otherwise.
 std::vector<double> parse_ratios(const std::string& spec);
@@ -36,12 +38,23 @@ struct CompareOptions {
   bool resume = false;
 };
 
+// Paired bootstrap over test samples of (method - baseline) in normalised units.
+struct PairedInterval {
+  std::string baseline;  // the best baseline on test at this ratio
+  double diff = 0, lo = 0, hi = 0;  // mean difference and its 95% percentile interval
+  int samples = 0, resamples = 0;
+};
+PairedInterval paired_bootstrap(const std::vector<double>& a, const std::vector<double>& b, double scale,
+                                int resamples, uint64_t seed);
+
 struct CompareRow {
   std::string method;
   double ratio = 0;
   int k = 0;
   double exact_match = 0;
   std::optional<double> normalized;
+  std::optional<double> calib_normalized;  // S^ on the calibration objective
+  std::optional<PairedInterval> vs_baseline;  // search methods: against the best baseline
   RawScore test;             // raw test score of the mask
   int64_t evaluations = 0;   // calibration objective evaluations to build the mask
   double seconds = 0;        // time to build the mask (test scoring excluded)
@@ -62,7 +75,7 @@ struct CompareResult {
   std::vector<double> ratios;
   std::vector<std::string> methods;
   std::vector<CompareRow> rows;  // ratio-major, methods in order
-  RawScore test_full, test_allswa;
+  RawScore test_full, test_allswa, calib_full, calib_allswa;
   std::vector<LayerSensitivity> sensitivity;  // one per search run
   std::vector<nlohmann::json> searches;       // SearchResult::to_json per ratio
   double test_seconds = 0;
@@ -77,7 +90,11 @@ struct CompareResult {
 };
 
 // `baselines` must describe the calibration side (its objective, if any, is `calib`).
+// `starts`: the static rankings bosch-plus starts from (besides its own single-head sweep).
 CompareResult run_compare(Objective& calib, Objective& test, BaselineRunner& baselines,
                           const CompareOptions& opt);
+// The rankings among `methods` that bosch-plus can start from without evaluations of its own
+// (attention statistics of the full model): computed once through `baselines`.
+std::vector<NamedRanking> static_start_rankings(BaselineRunner& baselines, const std::vector<std::string>& names);
 
 }  // namespace bosch::search

@@ -105,7 +105,7 @@ Journal Journal::resume(const std::string& path, const nlohmann::json& config, s
         e.stage = j.at("stage").get<std::string>();
         e.bits = bits_from_string(j.at("mask").get<std::string>(), n_bits, where);
         e.score = {j.at("raw").get<double>(), j.at("exact").get<double>(),
-                   j.at("logprob").get<double>()};
+                   j.at("logprob").get<double>(), {}};
         entries.push_back(std::move(e));
       }
     } catch (const nlohmann::json::exception& e) {

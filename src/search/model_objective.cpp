@@ -62,6 +62,7 @@ RawScore ModelObjective::evaluate(const HeadBits& swa) {
   const int n_keep = opt_.use_cache ? cache_.make_room(L_ - 1 - start, swa, start) : 0;
   std::vector<std::vector<float>> keep(n_keep, std::vector<float>(embedded_.size()));
   double exact = 0, logprob = 0;
+  std::vector<double> per_sample;
   std::vector<float> h;
   for (size_t i = 0; i < samples_.size(); ++i) {
     const int n = layout_.n_tokens[i];
@@ -79,6 +80,7 @@ RawScore ModelObjective::evaluate(const HeadBits& swa) {
     const SampleScore sc = score_sample_from_hidden(m_, h.data(), samples_[i]);
     exact += sc.score;
     logprob += sc.mean_logprob;
+    per_sample.push_back(opt_.exact_weight * sc.score + opt_.logprob_weight * sc.mean_logprob);
   }
   for (int k = 0; k < n_keep; ++k) cache_.store(start + 1 + k, swa, std::move(keep[k]));
   const double ns = static_cast<double>(samples_.size());
@@ -88,6 +90,7 @@ RawScore ModelObjective::evaluate(const HeadBits& swa) {
   r.exact_rate = exact / ns;
   r.mean_logprob = logprob / ns;
   r.value = opt_.exact_weight * r.exact_rate + opt_.logprob_weight * r.mean_logprob;
+  r.per_sample = std::move(per_sample);
   return r;
 }
 

@@ -15,6 +15,8 @@ struct RawScore {
   double value = 0;         // S: what the search maximises
   double exact_rate = 0;    // fraction of samples answered exactly (0 for objectives without it)
   double mean_logprob = 0;  // mean answer log-probability (0 where not meaningful)
+  std::vector<double> per_sample;  // each sample's share of `value` (its mean = value; empty
+                                   // for objectives without samples); not journaled
 };
 
 // Cost accounting of an objective that runs a model (zeros for synthetic ones).

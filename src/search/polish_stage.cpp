@@ -25,8 +25,66 @@ int polish_budget(const SearchOptions& opt, size_t n_bits) {
   return opt.budget_polish >= 0 ? opt.budget_polish : static_cast<int>(2 * n_bits);
 }
 
+int restoration_pairs_pool(int n_heads) { return std::max(4, n_heads); }
+
+namespace {
+
+// Candidates: every layer's SWA heads together, then pairs among the `pool` SWA heads whose
+// single restoration helps most; each compensated by the full heads (outside the group) with
+// the smallest conversion marginals, so the count of SWA heads is kept. Tried in order of
+// predicted change; the first strict improvement is taken. Returns 1 when one was.
+template <class Eval, class Exhausted>
+int restore_groups(HeadBits& assignment, const std::vector<double>& marginal, double& cur_loss, Eval& eval,
+                   Exhausted& exhausted, PolishResult& r) {
+  const int N = static_cast<int>(assignment.size());
+  const int H = N / std::max(1, static_cast<int>(r.layers));
+  const double unknown = std::numeric_limits<double>::infinity();
+  std::vector<int> swa, full;
+  for (int i = 0; i < N; ++i)
+    if (marginal[i] < unknown) (assignment[i] ? swa : full).push_back(i);
+  std::stable_sort(swa.begin(), swa.end(), [&](int a, int b) { return marginal[a] < marginal[b]; });
+  std::stable_sort(full.begin(), full.end(), [&](int a, int b) { return marginal[a] < marginal[b]; });
+  std::vector<std::vector<int>> groups;
+  for (int l = 0; l * H < N; ++l) {
+    std::vector<int> g;
+    for (int t : swa)
+      if (t / H == l) g.push_back(t);
+    if (g.size() >= 2) groups.push_back(g);
+  }
+  const int pool = std::min<int>(static_cast<int>(swa.size()), restoration_pairs_pool(H));
+  for (int a = 0; a < pool; ++a)
+    for (int b = a + 1; b < pool; ++b)
+      if (swa[a] / H != swa[b] / H) groups.push_back({swa[a], swa[b]});
+  std::vector<std::pair<double, HeadBits>> cands;
+  for (const auto& g : groups) {
+    if (g.size() > full.size()) continue;
+    HeadBits cand = assignment;
+    double predicted = 0;
+    for (int t : g) cand[t] = 0, predicted += marginal[t];
+    for (size_t i = 0; i < g.size(); ++i) cand[full[i]] = 1, predicted += marginal[full[i]];
+    cands.emplace_back(predicted, std::move(cand));
+  }
+  std::stable_sort(cands.begin(), cands.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (auto& [predicted, cand] : cands) {
+    if (exhausted()) break;
+    const Evaluation e = eval(cand);
+    if (e.loss < cur_loss) {
+      for (int i = 0; i < N; ++i)
+        if (assignment[i] != cand[i]) r.restored.push_back(i);
+      assignment = std::move(cand);
+      cur_loss = e.loss;
+      ++r.restorations;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
 PolishResult run_polish_stage(Evaluator& ev, const SearchOptions& opt, HeadBits& assignment) {
   PolishResult r;
+  r.layers = ev.n_layers();
   const int N = static_cast<int>(assignment.size());
   const int H = ev.n_heads();
   const int budget = polish_budget(opt, assignment.size());
@@ -77,6 +135,8 @@ PolishResult run_polish_stage(Evaluator& ev, const SearchOptions& opt, HeadBits&
         ++misses;
       }
     }
+    // Restorations: where no single swap helped, a group of SWA heads back to full at once.
+    if (accepted == 0) accepted = restore_groups(assignment, marginal, cur_loss, eval, exhausted, r);
     if (accepted == 0) break;
   }
   ev.set_progress(nullptr);

@@ -89,6 +89,20 @@ struct RetrievalRows {
 std::vector<RetrievalRows> retrieval_rows(const TaskSample& s);
 HeadScores retrieval_scores(const Model& m, const std::vector<TaskSample>& calib, int* used = nullptr);
 
+// ---- the BOSCH paper's other static scores (static_scores_paper.cpp; docs/search.md) ----
+// APL (peak lag): at the rows that predict the answer tokens of calibration samples, the
+// distance from the row to the key its attention peaks on, averaged. High = looks far = kept full.
+HeadScores peak_lag_scores(const Model& m, const std::vector<TaskSample>& calib);
+// QADA (QAdA, Donhauser et al. 2025): per query row i >= W + S, the share of attention the keys
+// SWA hides would take, with their scores modelled as Gaussian from the keys' mean and
+// covariance (log-normal mean of the bulk, exact scores of the kept keys); averaged over rows.
+// High = long-context = kept full.
+HeadScores qada_scores(const Model& m, const std::vector<TaskSample>& calib, int window, int sinks);
+// PROXY (DuoAttention's distillation target, without training): squared L2 change of the last
+// layer's output at the answer rows when only that head is SWA, relative to its norm; N + 1
+// forward passes of every calibration sample. High = kept full.
+HeadScores proxy_scores(const Model& m, const std::vector<TaskSample>& calib, int window, int sinks);
+
 // ---- single-head sweeps through the Objective ----
 // For each head h: the objective with only h SWA (everything else full), plus the full model:
 // N + 1 evaluations, shared by both scores.

@@ -29,7 +29,7 @@ RawScore SyntheticObjective::evaluate(const HeadBits& swa) {
   if (fail_after_ > 0) --fail_after_;
   calls_.push_back(swa);
   ++stats_.evaluations;
-  return {value(swa), 0, 0};
+  return {value(swa), 0, 0, {}};
 }
 
 double SyntheticObjective::value(const HeadBits& swa) const {

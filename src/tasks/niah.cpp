@@ -262,6 +262,34 @@ TaskSample make_niah_sample(const Tokenizer& tok, NiahFamily f, int length, doub
   return s;
 }
 
+size_t niah_prompt_tokens(const Tokenizer& tok, NiahFamily f, Split split, uint64_t seed, const ChatWrap& chat) {
+  const FamilySpec& fs = spec_of(f);
+  size_t most = 0;
+  for (int i = 0; i < 4; ++i) {  // keys and values vary in length: the longest of a few
+    TaskRng rng(niah_sample_seed(seed, split, f, 0, 0.5, i));
+    const Content c = make_content(fs, 0.5, split, rng);
+    std::string continuation;
+    for (size_t a = 0; a < c.answers.size(); ++a) continuation += (a ? ", " : " ") + c.answers[a];
+    const std::string user = c.intro + "\n" + build_context({}, 0, c.needles) + "\n" + c.question;
+    most = std::max(most, tok.encode(chat.wrap(user) + c.answer_prefix + continuation, tok.adds_bos()).size());
+  }
+  return most;
+}
+
+int niah_auto_length(const Tokenizer& tok, const std::vector<NiahFamily>& families, Split split,
+                     const ChatWrap& chat, int room, int max_length) {
+  size_t need = 0;
+  std::string longest;
+  for (NiahFamily f : families) {
+    const size_t n = niah_prompt_tokens(tok, f, split, 0, chat);
+    if (n > need) need = n, longest = niah_family_name(f);
+  }
+  for (int len = 256; len <= max_length; len *= 2)
+    if (need + static_cast<size_t>(room) <= static_cast<size_t>(len)) return len;
+  fail("no NIAH length up to the model's context {} fits family {} ({} prompt tokens + {} of "
+       "haystack); give --lengths", max_length, longest, need, room);
+}
+
 std::vector<TaskSample> generate_niah(const Tokenizer& tok, const NiahOptions& opt) {
   check(opt.samples >= 1, "--samples: expected at least 1, got {}", opt.samples);
   std::vector<TaskSample> out;

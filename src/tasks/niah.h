@@ -64,6 +64,15 @@ TaskSample make_niah_sample(const Tokenizer& tok, NiahFamily f, int length, doub
                             Split split, uint64_t sample_seed, const Haystack& text_haystack,
                             const ChatWrap& chat);
 
+// Tokens of the prompt, needles and answer of family `f` without any haystack (the longest of
+// a few samples): the least a length must hold.
+size_t niah_prompt_tokens(const Tokenizer& tok, NiahFamily f, Split split, uint64_t seed,
+                          const ChatWrap& chat);
+// The default length when the user gives none: the shortest power of two (from 256) that holds
+// every family's prompt plus `room` haystack tokens, at most `max_length`; Error otherwise.
+int niah_auto_length(const Tokenizer& tok, const std::vector<NiahFamily>& families, Split split,
+                     const ChatWrap& chat, int room, int max_length);
+
 // Every (family, length, depth, index) cell, in that nesting order, with progress on stderr.
 std::vector<TaskSample> generate_niah(const Tokenizer& tok, const NiahOptions& opt);
 
