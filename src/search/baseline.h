@@ -12,7 +12,7 @@
 //     ablation    exact calibration objective drop when only that head is SWA (the same N + 1
 //                 evaluations as gate; shared when both run)
 //     duo         a DuoAttention full_attention_heads.tsv pattern thresholded to the ratio
-//                 (runtime/mask_export.h plan_from_duo): the lowest values become SWA
+//                 (masks/mask_export.h plan_from_duo): the lowest values become SWA
 // Ties in every ranking are broken by flat index (layer-major), lower converted first.
 #pragma once
 #include <map>

@@ -1,4 +1,4 @@
-#include "runtime/mask_export.h"
+#include "masks/mask_export.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "runtime/gguf_mask.h"
+#include "masks/gguf_mask.h"
 
 #include <algorithm>
 
