@@ -2,7 +2,7 @@
 // full attention and the hybrid KV cache side by side, per context length: resident KV bytes
 // counted by the cache's allocator against the exact formula, prefill tokens/s of a chunk
 // appended at that depth, and decode tokens/s. Both columns run the same engine
-// (runtime/HybridKVCache; with the all-full plan it is the plain layout), so the ratio
+// (model/HybridKVCache; with the all-full plan it is the plain layout), so the ratio
 // measures the mask. The context before the measured prefill is filled with synthetic K/V
 // unless --real-fill (speed does not depend on the values; a real 32K prefill takes hours on
 // a small machine).
@@ -15,10 +15,10 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
-#include "model/mask_file.h"
+#include "masks/mask_file.h"
+#include "model/hybrid_kv_cache.h"
 #include "model/model.h"
 #include "model/model_writer.h"
-#include "runtime/hybrid_kv_cache.h"
 #include "util/error.h"
 #include "util/progress.h"
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
-#include "model/mask_file.h"
+#include "masks/mask_file.h"
 #include "search/baseline.h"
 #include "search/baseline_setup.h"
 #include "util/error.h"

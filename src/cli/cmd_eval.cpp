@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
-#include "model/mask_file.h"
+#include "masks/mask_file.h"
 #include "model/model.h"
 #include "tasks/niah.h"
 #include "tasks/niah_report.h"

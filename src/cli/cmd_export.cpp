@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
-#include "model/mask_file.h"
+#include "masks/gguf_mask.h"
+#include "masks/mask_export.h"
+#include "masks/mask_file.h"
 #include "model/model.h"
-#include "runtime/gguf_mask.h"
-#include "runtime/mask_export.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 

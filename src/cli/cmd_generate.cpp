@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
-#include "cli/model_plan.h"
-#include "runtime/hybrid_kv_cache.h"
+#include "masks/model_plan.h"
 #include "model/generate.h"
+#include "model/hybrid_kv_cache.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
-#include "cli/model_plan.h"
-#include "runtime/hybrid_kv_cache.h"
+#include "masks/model_plan.h"
+#include "model/hybrid_kv_cache.h"
 #include "model/model.h"
 
 namespace bosch::cli {
@@ -46,7 +46,7 @@ void run_info(const InfoOptions& o) {
   std::string desc;
   AttentionPlan plan = plan_for_model(*m, o.mask, o.window, o.sinks, &desc);
   if (plan.count_swa() > 0 || !o.mask.empty()) {
-    // Exact formula (runtime/hybrid_kv_cache.h): SWA heads hold at most W + S positions.
+    // Exact formula (model/hybrid_kv_cache.h): SWA heads hold at most W + S positions.
     fmt::print("mask         {}\n", desc);
     fmt::print("KV bytes/tok {} (hybrid, while the context is longer than every window + sinks)\n",
                hybrid_kv_bytes_per_token(c, plan));

@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
-#include "model/mask_file.h"
-#include "search/bosch_search.h"
+#include "masks/mask_file.h"
 #include "search/baseline_setup.h"
+#include "search/bosch_search.h"
 #include "search/synthetic_objective.h"
 #include "util/error.h"
 

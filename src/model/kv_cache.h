@@ -1,7 +1,7 @@
 // Where a layer's keys and values live between forward calls, and how attention reads them.
 // Model::forward_layers computes q, k, v (after RoPE) and hands them to a KVStore, which stores
 // the new K/V and computes the attention output. The plain cache here keeps every position;
-// runtime/ provides the hybrid cache (ring buffers for SWA heads) behind the same interface.
+// hybrid_kv_cache.h provides the hybrid cache (ring buffers for SWA heads) behind the same interface.
 #pragma once
 #include <cstdint>
 #include <vector>

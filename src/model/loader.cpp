@@ -76,7 +76,8 @@ std::unique_ptr<Model> load_gguf(const std::string& path) {
   c.qk_norm = c.arch == "qwen3";
   const GGUFTensor& emb = f.tensor("token_embd.weight");
   check(emb.dims.size() == 2 && emb.dims[0] == c.d_model,
-        "{}: token_embd.weight must be [{} x vocab] (GGUF order), got {} dims", path, c.d_model, emb.dims.size());
+        "{}: token_embd.weight must be [{} x vocab] (GGUF order, embedding_length {} x vocabulary), got [{}]", path,
+        c.d_model, c.d_model, fmt::join(emb.dims, " x "));
   c.vocab_size = static_cast<int>(emb.dims[1]);
   c.tied_embeddings = f.find_tensor("output.weight") == nullptr;
   c.validate(path);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/writers.h"
+#include "model/random_vocab.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
@@ -71,6 +72,9 @@ ModelConfig config_like(const std::string& arch, const std::string& like) {
   }
   c.qk_norm = arch == "qwen3";
   c.qkv_bias = arch == "qwen2";
+  // Qwen2 has no head_dim setting: HF and llama.cpp (attn_q must be [hidden x hidden]) take
+  // hidden / heads, so the shape must follow or llama.cpp refuses the file.
+  if (arch == "qwen2") c.head_dim = c.d_model / c.n_heads;
   c.validate("--arch " + arch);
   return c;
 }
@@ -178,6 +182,9 @@ void save_gguf(const ModelConfig& c, const ModelWeights& w, const std::string& p
   meta[a + ".context_length"] = gguf_int(c.max_context);
   meta[a + ".rope.freq_base"] = gguf_float(c.rope_theta);
   meta[a + ".attention.layer_norm_rms_epsilon"] = gguf_float(c.norm_eps);
+  // A tokenizer of the shape's vocabulary size: GGUF tools (llama.cpp) refuse files without one.
+  // Test shapes below 257 tokens cannot hold the 256 byte tokens and are written without.
+  if (c.vocab_size >= 257) add_byte_level_vocab(meta, c.vocab_size, pre_tokenizer_for_arch(a));
   std::vector<TensorToWrite> ts;
   ts.push_back(tensor("token_embd.weight", {V, d}, w.tok_embd, dtype));
   ts.push_back(tensor("output_norm.weight", {d}, w.out_norm, dtype));

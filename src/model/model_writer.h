@@ -18,6 +18,8 @@ ModelConfig config_like(const std::string& arch, const std::string& like);
 ModelWeights random_weights(const ModelConfig& c, uint64_t seed, float std = 0.02f);
 
 void save_hf(const ModelConfig& c, const ModelWeights& w, const std::string& dir, DType dtype);
+// GGUF files carry a byte-level tokenizer of the config's vocabulary size (random_vocab.h)
+// when vocab_size >= 257, so llama.cpp and other GGUF tools load them.
 void save_gguf(const ModelConfig& c, const ModelWeights& w, const std::string& path, DType dtype);
 
 }  // namespace bosch

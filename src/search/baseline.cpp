@@ -4,8 +4,8 @@
 #include <cctype>
 #include <chrono>
 
+#include "masks/mask_export.h"
 #include "model/model.h"
-#include "runtime/mask_export.h"
 #include "search/baseline_layers.h"
 #include "search/bosch_search.h"
 #include "tasks/task_sample.h"

@@ -14,7 +14,7 @@
 //     apl, qada, proxy  the BOSCH paper's APL, QADA and PROXY (static_scores.h); its DCAM is
 //                 `locality`, FISHER is `gate`, RAZOR is `razor` (aliases accepted)
 //     duo         a DuoAttention full_attention_heads.tsv pattern thresholded to the ratio
-//                 (runtime/mask_export.h plan_from_duo): the lowest values become SWA
+//                 (masks/mask_export.h plan_from_duo): the lowest values become SWA
 // Ties in every ranking are broken by flat index (layer-major), lower converted first.
 #pragma once
 #include <map>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "model/mask_file.h"
+#include "masks/mask_file.h"
 #include "model/model.h"
 #include "search/baseline.h"
 #include "search/calibration.h"

@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "model/generate.h"
+#include "model/hybrid_kv_cache.h"
 #include "model/model.h"
-#include "runtime/hybrid_kv_cache.h"
 #include "tokenizer/tokenizer.h"
 
 using namespace bosch;

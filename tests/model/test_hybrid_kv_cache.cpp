@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "model/generate.h"
+#include "model/hybrid_kv_cache.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
 #include "model/model_writer.h"
-#include "runtime/hybrid_kv_cache.h"
 #include "util/error.h"
 
 namespace {

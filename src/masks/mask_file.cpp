@@ -1,4 +1,4 @@
-#include "model/mask_file.h"
+#include "masks/mask_file.h"
 
 #include <fmt/format.h>
 

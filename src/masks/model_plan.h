@@ -7,9 +7,9 @@
 #include "model/attention_plan.h"
 #include "model/model.h"
 
-namespace bosch::cli {
+namespace bosch {
 
 AttentionPlan plan_for_model(const Model& m, const std::string& mask_arg, int window, int sinks,
                              std::string* description = nullptr);
 
-}  // namespace bosch::cli
+}  // namespace bosch

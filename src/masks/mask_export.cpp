@@ -1,4 +1,4 @@
-#include "runtime/mask_export.h"
+#include "masks/mask_export.h"
 
 #include <algorithm>
 #include <cmath>
@@ -187,7 +187,11 @@ nlohmann::json layer_windows_json(const AttentionPlan& plan, int64_t max_context
       {"version", 1},
       {"window_convention", kOurRule},
       {"tensorrt_llm", {{"max_attention_window", windows}, {"sink_token_length", S}}},
-      {"huggingface", {{"layer_types", types}, {"sliding_window", W == 0 ? nlohmann::json(nullptr) : nlohmann::json(W)}}},
+      // Qwen2/Qwen3 configs drop sliding_window unless use_sliding_window is true.
+      {"huggingface",
+       {{"layer_types", types},
+        {"sliding_window", W == 0 ? nlohmann::json(nullptr) : nlohmann::json(W)},
+        {"use_sliding_window", W > 0}}},
       {"llama_cpp", {{"n_swa", W}, {"swa_layers", types}}}};
   nlohmann::json warnings = nlohmann::json::array();
   if (S > 0)

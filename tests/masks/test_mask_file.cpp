@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "model/mask_file.h"
+#include "masks/mask_file.h"
 #include "model/model.h"
 #include "util/atomic_file.h"
 #include "util/error.h"

@@ -1,4 +1,4 @@
-#include "runtime/hybrid_kv_cache.h"
+#include "model/hybrid_kv_cache.h"
 
 #include <algorithm>
 #include <cmath>

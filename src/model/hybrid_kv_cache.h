@@ -33,8 +33,8 @@
 
 #include "model/attention_plan.h"
 #include "model/config.h"
+#include "model/counting_allocator.h"
 #include "model/kv_cache.h"
-#include "runtime/counting_allocator.h"
 
 namespace bosch {
 

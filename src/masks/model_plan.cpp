@@ -1,10 +1,10 @@
-#include "cli/model_plan.h"
+#include "masks/model_plan.h"
 
 #include "formats/gguf.h"
-#include "model/mask_file.h"
-#include "runtime/gguf_mask.h"
+#include "masks/gguf_mask.h"
+#include "masks/mask_file.h"
 
-namespace bosch::cli {
+namespace bosch {
 
 AttentionPlan plan_for_model(const Model& m, const std::string& mask_arg, int window, int sinks,
                              std::string* description) {
@@ -21,4 +21,4 @@ AttentionPlan plan_for_model(const Model& m, const std::string& mask_arg, int wi
   return m.full_plan();
 }
 
-}  // namespace bosch::cli
+}  // namespace bosch

@@ -8,10 +8,10 @@
 
 #include "formats/gguf.h"
 #include "formats/writers.h"
+#include "masks/gguf_mask.h"
+#include "masks/mask_export.h"
 #include "model/model.h"
 #include "model/model_writer.h"
-#include "runtime/gguf_mask.h"
-#include "runtime/mask_export.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/mask_file.h"
+#include "masks/mask_file.h"
 #include "util/atomic_file.h"
 
 using namespace bosch;
