@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "formats/writers.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch {
@@ -97,10 +98,10 @@ std::optional<AttentionPlan> plan_from_gguf_metadata(const GGUFFile& f, const Mo
             cfg.n_kv_heads);
       const int h = static_cast<int>(e.i);
       check(!plan.is_swa(l, h), "GGUF '{}': bosch.swa.heads[{}] lists KV head {} twice", path, l, h);
-      check(windows[l] >= 1 && sinks[l] >= 0,
-            "GGUF '{}': layer {} has SWA heads, so bosch.swa.window[{}] must be >= 1 (is {}) and "
-            "bosch.swa.sinks[{}] >= 0 (is {})",
-            path, l, l, windows[l], l, sinks[l]);
+      check(windows[l] >= 1 && windows[l] <= kMaxInt32 && sinks[l] >= 0 && sinks[l] <= kMaxInt32,
+            "GGUF '{}': layer {} has SWA heads, so bosch.swa.window[{}] must be in [1, {}] (is {}) and "
+            "bosch.swa.sinks[{}] in [0, {}] (is {})",
+            path, l, l, kMaxInt32, windows[l], l, kMaxInt32, sinks[l]);
       plan.set_swa(l, h, static_cast<int>(windows[l]), static_cast<int>(sinks[l]));
     }
   }
