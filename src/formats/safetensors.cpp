@@ -164,7 +164,8 @@ HFModelDir::HFModelDir(const std::string& dir) : dir_(dir) {
     auto wm = index.is_object() ? index.find("weight_map") : index.end();
     check(index.is_object() && wm != index.end() && wm->is_object(),
           "'{}': weight_map: missing or not an object", index_path.string());
-    std::map<std::string, SafetensorsFile*> shards;
+    // shard file -> its tensors by name (a linear search per entry would be quadratic).
+    std::map<std::string, std::map<std::string, const SafeTensor*>> shards;
     for (const auto& [name, shard] : wm->items()) {
       check(shard.is_string(), "'{}': weight_map '{}': expected a shard file name, found {}",
             index_path.string(), excerpt(name), describe_json(shard));
@@ -180,15 +181,13 @@ HFModelDir::HFModelDir(const std::string& dir) : dir_(dir) {
               "'{}': weight_map '{}': shard '{}' is missing", index_path.string(), excerpt(name),
               shard_path.string());
         files_.push_back(std::make_unique<SafetensorsFile>(shard_path.string()));
-        it = shards.emplace(shard_name, files_.back().get()).first;
+        it = shards.emplace(shard_name, std::map<std::string, const SafeTensor*>()).first;
+        for (const SafeTensor& t : files_.back()->tensors()) it->second.emplace(t.name, &t);
       }
-      const SafeTensor* found = nullptr;
-      for (const SafeTensor& t : it->second->tensors()) {
-        if (t.name == name) found = &t;
-      }
-      check(found != nullptr, "'{}': weight_map '{}': tensor not found in shard '{}'",
-            index_path.string(), excerpt(name), it->second->path());
-      index_[name] = found;
+      auto found = it->second.find(name);
+      check(found != it->second.end(), "'{}': weight_map '{}': tensor not found in shard '{}'",
+            index_path.string(), excerpt(name), (root / shard_name).string());
+      index_[name] = found->second;
     }
   } else {
     check(fs::exists(single_path), "'{}': neither model.safetensors nor "
