@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs each libFuzzer harness in turn for SECONDS (one process, one job: the machine is shared).
-# Usage: scripts/fuzz.sh BUILD_DIR SECONDS [harness...]
+# Runs each libFuzzer harness in turn for SECONDS, in-process (one process, no -jobs/-workers
+# fork mode, which would also write fuzz-N.log files into the working directory).
+# Usage: scripts/fuzz.sh BUILD_DIR SECONDS [harness...]   (FUZZ_FLAGS: extra libFuzzer flags)
 # Corpora grow in BUILD_DIR/fuzz-corpus/<harness> (seeded from tests/fuzz/seeds/<harness>, the
 # repository's fixtures and tests/data/malformed); findings go to BUILD_DIR/fuzz-findings/<harness>/.
 # Exit status 1 when any harness found something (the crashing input is named in the log).
@@ -42,8 +43,9 @@ for n in "${names[@]}"; do
   log=$build/fuzz-$n.log
   echo "fuzz: $n for ${seconds}s (log $log)"
   # -rss_limit_mb / -malloc_limit_mb: a reader that allocates by a count from the file is a finding.
-  "$bin" "$corpus" -max_total_time="$seconds" -jobs=1 -workers=1 -timeout=10 -rss_limit_mb=2048 \
-    -malloc_limit_mb=1024 -max_len=1100000 -print_final_stats=1 -artifact_prefix="$findings/" >"$log" 2>&1
+  # shellcheck disable=SC2086
+  "$bin" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+    -max_len=1100000 -print_final_stats=1 -artifact_prefix="$findings/" ${FUZZ_FLAGS:-} >"$log" 2>&1
   rc=$?
   grep -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE)' "$log" | tail -1 | sed "s/^/fuzz: $n: /"
   grep -E 'stat::number_of_executed_units|stat::peak_rss_mb' "$log" | sed "s/^/fuzz: $n: /"
