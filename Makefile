@@ -2,7 +2,11 @@
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 
-.PHONY: deps build test demo clean
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZERS      ?=
+
+.PHONY: deps build test demo clean fuzz fuzz-build
 
 deps:
 	@bash scripts/install-deps.sh
@@ -16,8 +20,16 @@ build: deps $(BUILD)/Makefile
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# libFuzzer harnesses (clang, ASan + UBSan) in their own build directory; each runs FUZZ_SECONDS.
+fuzz-build: deps
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Release -DBOSCH_FUZZ=ON
+	cmake --build $(FUZZ_BUILD) --target fuzzers -j $(JOBS)
+
+fuzz: fuzz-build
+	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZERS)
+
 demo: build
 	bash scripts/demo.sh $(BUILD)/bosch
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(FUZZ_BUILD)

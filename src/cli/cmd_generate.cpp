@@ -10,6 +10,7 @@
 #include "model/hybrid_kv_cache.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch::cli {
@@ -29,11 +30,17 @@ std::vector<int32_t> parse_ids(const std::string& s) {
   std::istringstream in(s);
   std::string tok;
   while (in >> tok) {
+    long long v = -1;
+    size_t used = 0;
     try {
-      out.push_back(static_cast<int32_t>(std::stol(tok)));
+      v = std::stoll(tok, &used);
     } catch (...) {
-      fail("--ids: '{}' is not an integer token id", tok);
+      used = 0;
     }
+    // Whole word, in int32 range: "4294967298" must not wrap to token 2.
+    check(used == tok.size() && v >= 0 && v <= kMaxInt32, "--ids: '{}' is not a token id (an integer in [0, {}])",
+          excerpt(tok), kMaxInt32);
+    out.push_back(static_cast<int32_t>(v));
   }
   return out;
 }

@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "tokenizer/tokenizer.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch::cli {
@@ -40,7 +41,7 @@ void run_tokenize(const TokenizeOptions& o) {
         used = 0;
       }
       check(used == word.size() && id >= 0 && id < tok->vocab_size(),
-            "stdin: \"{}\" is not a token id of {} (expected integers in [0, {}))", word, path, tok->vocab_size());
+            "stdin: \"{}\" is not a token id of {} (expected integers in [0, {}))", excerpt(word), path, tok->vocab_size());
       out += dec.push(static_cast<int32_t>(id));
     }
     out += dec.flush();

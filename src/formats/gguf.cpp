@@ -5,6 +5,7 @@
 #include <limits>
 #include <set>
 
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch {
@@ -211,8 +212,8 @@ GGUFFile::GGUFFile(const std::string& path) : path_(path) {
   for (uint64_t k = 0; k < kv_count; ++k) {
     std::string key = c.read_string(fmt::format("metadata key #{}", k));
     check(!key.empty(), "GGUF '{}': metadata key #{} is empty", path, k);
-    check(!meta_.count(key), "GGUF '{}': metadata key '{}' appears twice", path, key);
-    std::string field = fmt::format("metadata '{}'", key);
+    check(!meta_.count(key), "GGUF '{}': metadata key '{}' appears twice", path, excerpt(key));
+    std::string field = fmt::format("metadata '{}'", excerpt(key));
     uint32_t type = c.read<uint32_t>(field + " (value type)");
     meta_.emplace(key, read_value(c, path_, type, field, 0));
   }
@@ -232,8 +233,8 @@ GGUFFile::GGUFFile(const std::string& path) : path_(path) {
   for (uint64_t k = 0; k < tensor_count; ++k) {
     GGUFTensor t;
     t.name = c.read_string(fmt::format("tensor #{} name", k));
-    check(!tensor_index_.count(t.name), "GGUF '{}': tensor name '{}' appears twice", path, t.name);
-    std::string what = fmt::format("tensor '{}'", t.name);
+    check(!tensor_index_.count(t.name), "GGUF '{}': tensor name '{}' appears twice", path, excerpt(t.name));
+    std::string what = fmt::format("tensor '{}'", excerpt(t.name));
     uint32_t n_dims = c.read<uint32_t>(what + " n_dims");
     check(n_dims >= 1 && n_dims <= kMaxDims, "GGUF '{}': {} n_dims: {} (expected 1..{})", path,
           what, n_dims, kMaxDims);
@@ -279,7 +280,7 @@ GGUFFile::GGUFFile(const std::string& path) : path_(path) {
     check(t.offset <= data_size && t.nbytes <= data_size - t.offset,
           "GGUF '{}': tensor '{}' offset: bytes [{}, {}) of the data section lie beyond its end "
           "({} bytes; file truncated?)",
-          path, t.name, t.offset, t.offset + t.nbytes, data_size);
+          path, excerpt(t.name), t.offset, t.offset + t.nbytes, data_size);
     t.data = base + data_start + t.offset;
   }
 
@@ -293,7 +294,7 @@ GGUFFile::GGUFFile(const std::string& path) : path_(path) {
     const GGUFTensor* b = by_offset[k];
     check(a->offset + a->nbytes <= b->offset,
           "GGUF '{}': tensor '{}' offset: bytes [{}, {}) overlap tensor '{}' at [{}, {})", path,
-          b->name, b->offset, b->offset + b->nbytes, a->name, a->offset, a->offset + a->nbytes);
+          excerpt(b->name), b->offset, b->offset + b->nbytes, excerpt(a->name), a->offset, a->offset + a->nbytes);
   }
 }
 
@@ -401,6 +402,14 @@ std::vector<int64_t> GGUFFile::get_int_array(const std::string& key) const {
   out.reserve(v.arr.size());
   for (const GGUFValue& e : v.arr) out.push_back(e.i);
   return out;
+}
+
+int64_t GGUFFile::get_int_in(const std::string& key, int64_t lo, int64_t hi) const {
+  return int_in_range(get_int(key), lo, hi, fmt::format("GGUF '{}'", path_), "metadata '" + key + "'");
+}
+
+int64_t GGUFFile::get_int_in_or(const std::string& key, int64_t fallback, int64_t lo, int64_t hi) const {
+  return has(key) ? get_int_in(key, lo, hi) : fallback;
 }
 
 int64_t GGUFFile::get_int_or(const std::string& key, int64_t fallback) const {

@@ -68,6 +68,9 @@ class GGUFFile {
   std::vector<std::string> get_string_array(const std::string& key) const;
   std::vector<double> get_float_array(const std::string& key) const;
   std::vector<int64_t> get_int_array(const std::string& key) const;
+  // An integer in [lo, hi], else Error naming the file, the key and the range (no wrapping).
+  int64_t get_int_in(const std::string& key, int64_t lo, int64_t hi) const;
+  int64_t get_int_in_or(const std::string& key, int64_t fallback, int64_t lo, int64_t hi) const;
   // Optional variants return the fallback when the key is absent (but still throw on wrong type).
   int64_t get_int_or(const std::string& key, int64_t fallback) const;
   double get_float_or(const std::string& key, double fallback) const;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "util/atomic_file.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch {
@@ -28,11 +29,8 @@ std::optional<DType> dtype_from_name(const std::string& s) {
 
 nlohmann::json parse_json(const std::string& path, const char* begin, const char* end,
                           const char* what) {
-  try {
-    return nlohmann::json::parse(begin, end);
-  } catch (const nlohmann::json::exception& e) {
-    fail("'{}': {}: invalid JSON: {}", path, what, e.what());
-  }
+  return parse_json_checked(std::string_view(begin, static_cast<size_t>(end - begin)),
+                            fmt::format("'{}': {}", path, what));
 }
 
 }  // namespace
@@ -69,61 +67,62 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
             path, entry.type_name());
       for (const auto& [k, v] : entry.items()) {
         check(v.is_string(), "safetensors '{}': __metadata__ '{}': expected a string, found {}",
-              path, k, v.type_name());
+              path, excerpt(k), v.type_name());
       }
       metadata_ = entry;
       continue;
     }
     check(entry.is_object(), "safetensors '{}': tensor '{}': expected an object, found {}", path,
-          name, entry.type_name());
+          excerpt(name), entry.type_name());
     SafeTensor t;
     t.name = name;
+    const std::string name_x = excerpt(name);  // names in messages: a short excerpt
     t.file = path;
 
     auto dt = entry.find("dtype");
     check(dt != entry.end() && dt->is_string(),
-          "safetensors '{}': tensor '{}' dtype: missing or not a string", path, name);
+          "safetensors '{}': tensor '{}' dtype: missing or not a string", path, name_x);
     std::string dtype = dt->get<std::string>();
     std::optional<DType> type = dtype_from_name(dtype);
     check(type.has_value(),
           "safetensors '{}': tensor '{}' dtype: {} is not supported (supported: F32, F16, BF16)",
-          path, name, dtype);
+          path, name_x, excerpt(dtype));
     t.type = *type;
 
     auto sh = entry.find("shape");
     check(sh != entry.end() && sh->is_array(),
-          "safetensors '{}': tensor '{}' shape: missing or not an array", path, name);
+          "safetensors '{}': tensor '{}' shape: missing or not an array", path, name_x);
     int64_t numel = 1;
     for (const auto& d : *sh) {
       check(d.is_number_unsigned() && d.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX),
-            "safetensors '{}': tensor '{}' shape: {} is not a non-negative integer", path, name,
-            d.dump());
+            "safetensors '{}': tensor '{}' shape: {} is not a non-negative integer", path, name_x,
+            describe_json(d));
       int64_t v = d.get<int64_t>();
       t.shape.push_back(v);
       check(!__builtin_mul_overflow(numel, v, &numel),
-            "safetensors '{}': tensor '{}' shape: element count overflows", path, name);
+            "safetensors '{}': tensor '{}' shape: element count overflows", path, name_x);
     }
     check(static_cast<uint64_t>(numel) <= std::numeric_limits<uint64_t>::max() / 4,
-          "safetensors '{}': tensor '{}' shape: {} elements is too large", path, name, numel);
+          "safetensors '{}': tensor '{}' shape: {} elements is too large", path, name_x, numel);
     t.nbytes = dtype_bytes(t.type, static_cast<size_t>(numel));
 
     auto off = entry.find("data_offsets");
     check(off != entry.end() && off->is_array() && off->size() == 2 &&
               (*off)[0].is_number_unsigned() && (*off)[1].is_number_unsigned(),
           "safetensors '{}': tensor '{}' data_offsets: expected [begin, end] (non-negative integers)",
-          path, name);
+          path, name_x);
     uint64_t begin = (*off)[0].get<uint64_t>();
     uint64_t end = (*off)[1].get<uint64_t>();
-    check(begin <= end, "safetensors '{}': tensor '{}' data_offsets: begin {} > end {}", path, name,
+    check(begin <= end, "safetensors '{}': tensor '{}' data_offsets: begin {} > end {}", path, name_x,
           begin, end);
     check(end - begin == t.nbytes,
           "safetensors '{}': tensor '{}' data_offsets: [{}, {}) holds {} bytes, but shape {} of {} "
           "needs {}",
-          path, name, begin, end, end - begin, sh->dump(), dtype, t.nbytes);
+          path, name_x, begin, end, end - begin, describe_json(*sh), excerpt(dtype), t.nbytes);
     check(end <= data_size,
           "safetensors '{}': tensor '{}' data_offsets: end {} lies beyond the {}-byte data section "
           "(file truncated?)",
-          path, name, end, data_size);
+          path, name_x, end, data_size);
     t.data = base + data_start + begin;
     tensors_.push_back(std::move(t));
   }
@@ -138,8 +137,8 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
     if (t->nbytes == 0) continue;
     if (prev) {
       check(prev->data + prev->nbytes <= t->data,
-            "safetensors '{}': tensor '{}' data_offsets: overlaps tensor '{}'", path, t->name,
-            prev->name);
+            "safetensors '{}': tensor '{}' data_offsets: overlaps tensor '{}'", path,
+            excerpt(t->name), excerpt(prev->name));
     }
     prev = t;
   }
@@ -165,31 +164,30 @@ HFModelDir::HFModelDir(const std::string& dir) : dir_(dir) {
     auto wm = index.is_object() ? index.find("weight_map") : index.end();
     check(index.is_object() && wm != index.end() && wm->is_object(),
           "'{}': weight_map: missing or not an object", index_path.string());
-    std::map<std::string, SafetensorsFile*> shards;
+    // shard file -> its tensors by name (a linear search per entry would be quadratic).
+    std::map<std::string, std::map<std::string, const SafeTensor*>> shards;
     for (const auto& [name, shard] : wm->items()) {
       check(shard.is_string(), "'{}': weight_map '{}': expected a shard file name, found {}",
-            index_path.string(), name, shard.dump());
+            index_path.string(), excerpt(name), describe_json(shard));
       std::string shard_name = shard.get<std::string>();
       check(!shard_name.empty() && shard_name.find('/') == std::string::npos &&
                 shard_name != "." && shard_name != "..",
-            "'{}': weight_map '{}': '{}' is not a plain file name", index_path.string(), name,
-            shard_name);
+            "'{}': weight_map '{}': '{}' is not a plain file name", index_path.string(),
+            excerpt(name), excerpt(shard_name));
       auto it = shards.find(shard_name);
       if (it == shards.end()) {
         fs::path shard_path = root / shard_name;
         check(fs::is_regular_file(shard_path),
-              "'{}': weight_map '{}': shard '{}' is missing", index_path.string(), name,
+              "'{}': weight_map '{}': shard '{}' is missing", index_path.string(), excerpt(name),
               shard_path.string());
         files_.push_back(std::make_unique<SafetensorsFile>(shard_path.string()));
-        it = shards.emplace(shard_name, files_.back().get()).first;
+        it = shards.emplace(shard_name, std::map<std::string, const SafeTensor*>()).first;
+        for (const SafeTensor& t : files_.back()->tensors()) it->second.emplace(t.name, &t);
       }
-      const SafeTensor* found = nullptr;
-      for (const SafeTensor& t : it->second->tensors()) {
-        if (t.name == name) found = &t;
-      }
-      check(found != nullptr, "'{}': weight_map '{}': tensor not found in shard '{}'",
-            index_path.string(), name, it->second->path());
-      index_[name] = found;
+      auto found = it->second.find(name);
+      check(found != it->second.end(), "'{}': weight_map '{}': tensor not found in shard '{}'",
+            index_path.string(), excerpt(name), (root / shard_name).string());
+      index_[name] = found->second;
     }
   } else {
     check(fs::exists(single_path), "'{}': neither model.safetensors nor "
@@ -206,7 +204,7 @@ const SafeTensor* HFModelDir::find_tensor(const std::string& name) const {
 
 const SafeTensor& HFModelDir::tensor(const std::string& name) const {
   const SafeTensor* t = find_tensor(name);
-  check(t != nullptr, "'{}': tensor '{}' is missing", dir_, name);
+  check(t != nullptr, "'{}': tensor '{}' is missing", dir_, excerpt(name));
   return *t;
 }
 

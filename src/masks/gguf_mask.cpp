@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "formats/writers.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch {
@@ -185,10 +186,10 @@ std::optional<AttentionPlan> plan_from_gguf_metadata(const GGUFFile& f, const Mo
             path, l, l, windows[l], l, sinks[l]);
       continue;
     }
-    check(windows[l] >= 1 && sinks[l] >= 0,
-          "GGUF '{}': layer {} has SWA heads, so bosch.swa.window[{}] must be >= 1 (is {}) and "
-          "bosch.swa.sinks[{}] >= 0 (is {})",
-          path, l, l, windows[l], l, sinks[l]);
+    check(windows[l] >= 1 && windows[l] <= kMaxInt32 && sinks[l] >= 0 && sinks[l] <= kMaxInt32,
+          "GGUF '{}': layer {} has SWA heads, so bosch.swa.window[{}] must be in [1, {}] (is {}) and "
+          "bosch.swa.sinks[{}] in [0, {}] (is {})",
+          path, l, l, kMaxInt32, windows[l], l, kMaxInt32, sinks[l]);
     for (int h = 0; h < cfg.n_kv_heads; ++h)
       if (swa[l][h]) plan.set_swa(l, h, static_cast<int>(windows[l]), static_cast<int>(sinks[l]));
   }

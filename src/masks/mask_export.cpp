@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "util/atomic_file.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch {
@@ -88,7 +89,7 @@ DuoPattern read_duo(const std::string& dir) {
         used = 0;
       }
       check(used == cell.size() && std::isfinite(x), "{}: line {}: '{}' is not a number", tsv_path, line_no,
-            cell);
+            excerpt(cell));
       row.push_back(std::clamp(x, 0.0, 1.0));
     }
     if (!p.full_attention_heads.empty())
@@ -98,17 +99,12 @@ DuoPattern read_duo(const std::string& dir) {
     p.full_attention_heads.push_back(std::move(row));
   }
   check(!p.full_attention_heads.empty(), "{}: no rows (expected one row per layer)", tsv_path);
-  nlohmann::json cfg;
-  try {
-    cfg = nlohmann::json::parse(read_file(cfg_path));
-  } catch (const nlohmann::json::exception& e) {
-    fail("{}: not valid JSON: {}", cfg_path, e.what());
-  }
+  const nlohmann::json cfg = parse_json_checked(read_file(cfg_path), cfg_path);
+  check(cfg.is_object(), "{}: expected a JSON object", cfg_path);
   for (const char* key : {"sink_size", "recent_size"})
-    check(cfg.contains(key) && cfg[key].is_number_integer() && cfg[key].get<int64_t>() >= 0,
-          "{}: '{}' must be a non-negative integer", cfg_path, key);
-  p.sink_size = cfg["sink_size"].get<int>();
-  p.recent_size = cfg["recent_size"].get<int>();
+    check(cfg.contains(key), "{}: field '{}' is missing (a non-negative integer)", cfg_path, key);
+  p.sink_size = static_cast<int>(json_int(cfg["sink_size"], cfg_path, "sink_size", 0, kMaxInt32));
+  p.recent_size = static_cast<int>(json_int(cfg["recent_size"], cfg_path, "recent_size", 0, kMaxInt32));
   return p;
 }
 

@@ -4,6 +4,7 @@
 
 #include "model/model.h"
 #include "util/atomic_file.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch {
@@ -40,19 +41,16 @@ MaskFile MaskFile::from_json(const nlohmann::json& j, const std::string& src) {
     check(o.contains(name), "mask file '{}': missing field '{}{}'", src, where, name);
     return o.at(name);
   };
+  const std::string what = fmt::format("mask file '{}'", src);
   auto integer = [&](const nlohmann::json& o, const char* name, const char* where, int min) {
-    const auto& v = field(o, name, where);
-    check(v.is_number_integer() && v.get<int64_t>() >= min && v.get<int64_t>() < (1ll << 31),
-          "mask file '{}': field '{}{}' must be an integer >= {}, got {}", src, where, name, min, v.dump());
-    return v.get<int>();
+    return static_cast<int>(json_int(field(o, name, where), what, std::string(where) + name, min, kMaxInt32));
   };
   auto string = [&](const nlohmann::json& o, const char* name, const char* where) {
     const auto& v = field(o, name, where);
-    check(v.is_string(), "mask file '{}': field '{}{}' must be a string, got {}", src, where, name, v.dump());
-    return v.get<std::string>();
+    return json_string(v, what, std::string(where) + name);
   };
   if (j.contains("format"))
-    check(j["format"] == "bosch-mask", "mask file '{}': field 'format' must be \"bosch-mask\", got {}", src, j["format"].dump());
+    check(j["format"] == "bosch-mask", "mask file '{}': field 'format' must be \"bosch-mask\", got {}", src, describe_json(j["format"]));
   MaskFile m;
   m.version = integer(j, "version", "", 1);
   check(m.version <= kVersion, "mask file '{}': version {} is newer than this bosch reads ({})", src, m.version, kVersion);
@@ -66,10 +64,7 @@ MaskFile MaskFile::from_json(const nlohmann::json& j, const std::string& src) {
   m.model.identity = string(mo, "identity", "model.");
   m.window = integer(j, "window", "", 0);
   m.sinks = integer(j, "sinks", "", 0);
-  const auto& tr = field(j, "target_ratio", "");
-  check(tr.is_number() && tr.get<double>() >= 0 && tr.get<double>() <= 1,
-        "mask file '{}': field 'target_ratio' must be a number in [0, 1], got {}", src, tr.dump());
-  m.target_ratio = tr.get<double>();
+  m.target_ratio = json_number(field(j, "target_ratio", ""), what, "target_ratio", 0, 1);
   const auto& swa = field(j, "swa", "");
   check(swa.is_array() && swa.size() == static_cast<size_t>(m.model.n_layers),
         "mask file '{}': field 'swa' must be a list of {} layers (model.n_layers), got {}", src,
@@ -83,7 +78,7 @@ MaskFile MaskFile::from_json(const nlohmann::json& j, const std::string& src) {
     for (size_t h = 0; h < row.size(); ++h) {
       const auto& f = row[h];
       bool ok = (f.is_number_integer() && (f.get<int64_t>() == 0 || f.get<int64_t>() == 1)) || f.is_boolean();
-      check(ok, "mask file '{}': field 'swa[{}][{}]' must be 0 or 1, got {}", src, l, h, f.dump());
+      check(ok, "mask file '{}': field 'swa[{}][{}]' must be 0 or 1, got {}", src, l, h, describe_json(f));
       flags.push_back(f.is_boolean() ? f.get<bool>() : static_cast<uint8_t>(f.get<int>()));
       any_swa |= flags.back() != 0;
     }
@@ -95,14 +90,7 @@ MaskFile MaskFile::from_json(const nlohmann::json& j, const std::string& src) {
 }
 
 MaskFile MaskFile::load(const std::string& path) {
-  std::string text = read_file(path);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    fail("mask file '{}': not valid JSON ({})", path, e.what());
-  }
-  return from_json(j, path);
+  return from_json(parse_json_checked(read_file(path), fmt::format("mask file '{}'", path)), path);
 }
 
 void MaskFile::save(const std::string& path) const { write_file_atomic(path, to_json().dump(2) + "\n"); }

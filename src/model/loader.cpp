@@ -7,6 +7,7 @@
 #include "formats/gguf.h"
 #include "formats/safetensors.h"
 #include "model/model.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch {
@@ -31,6 +32,9 @@ std::vector<float> unpermute_rope_rows(const std::vector<float>& w, int n_heads,
       }
   return out;
 }
+
+// Dimensions: [1, 2^24) like ModelConfig::validate, so nothing wraps on the way to int.
+constexpr int64_t kMaxDim = (1 << 24) - 1;
 
 // ---------------------------------------------------------------- GGUF
 
@@ -61,15 +65,19 @@ std::unique_ptr<Model> load_gguf(const std::string& path) {
   ModelConfig c;
   c.arch = g.arch;
   check(c.arch == "llama" || c.arch == "qwen2" || c.arch == "qwen3",
-        "{}: general.architecture is '{}', supported: llama, qwen2, qwen3", path, c.arch);
-  c.n_layers = static_cast<int>(f.get_int(g.key("block_count")));
-  c.d_model = static_cast<int>(f.get_int(g.key("embedding_length")));
-  c.n_heads = static_cast<int>(f.get_int(g.key("attention.head_count")));
-  c.n_kv_heads = static_cast<int>(f.get_int_or(g.key("attention.head_count_kv"), c.n_heads));
-  check(c.n_heads > 0, "{}: {} must be positive", path, g.key("attention.head_count"));
-  c.head_dim = static_cast<int>(f.get_int_or(g.key("attention.key_length"), c.d_model / c.n_heads));
-  c.d_ff = static_cast<int>(f.get_int(g.key("feed_forward_length")));
-  c.max_context = static_cast<int>(f.get_int_or(g.key("context_length"), 0));
+        "{}: general.architecture is '{}', supported: llama, qwen2, qwen3", path, excerpt(c.arch));
+  // Dimensions in [1, 2^24) (ModelConfig::validate), read without wrapping to int.
+  auto dim = [&](const std::string& k) { return static_cast<int>(f.get_int_in(g.key(k), 1, kMaxDim)); };
+  auto dim_or = [&](const std::string& k, int fb) {
+    return static_cast<int>(f.get_int_in_or(g.key(k), fb, 1, kMaxDim));
+  };
+  c.n_layers = dim("block_count");
+  c.d_model = dim("embedding_length");
+  c.n_heads = dim("attention.head_count");
+  c.n_kv_heads = dim_or("attention.head_count_kv", c.n_heads);
+  c.head_dim = dim_or("attention.key_length", c.d_model / c.n_heads);
+  c.d_ff = dim("feed_forward_length");
+  c.max_context = static_cast<int>(f.get_int_in_or(g.key("context_length"), 0, 0, kMaxInt32));
   c.rope_theta = f.get_float_or(g.key("rope.freq_base"), 10000.0);
   c.norm_eps = f.get_float_or(g.key("attention.layer_norm_rms_epsilon"), 1e-5);
   c.qkv_bias = c.arch == "qwen2";
@@ -78,7 +86,7 @@ std::unique_ptr<Model> load_gguf(const std::string& path) {
   check(emb.dims.size() == 2 && emb.dims[0] == c.d_model,
         "{}: token_embd.weight must be [{} x vocab] (GGUF order, embedding_length {} x vocabulary), got [{}]", path,
         c.d_model, c.d_model, fmt::join(emb.dims, " x "));
-  c.vocab_size = static_cast<int>(emb.dims[1]);
+  c.vocab_size = static_cast<int>(int_in_range(emb.dims[1], 1, kMaxDim, path, "token_embd.weight vocabulary size"));
   c.tied_embeddings = f.find_tensor("output.weight") == nullptr;
   c.validate(path);
 
@@ -127,20 +135,34 @@ std::unique_ptr<Model> load_gguf(const std::string& path) {
 
 // ---------------------------------------------------------------- Hugging Face
 
-template <class T>
-T cfg_get(const nlohmann::json& j, const std::string& key, const std::string& file) {
-  if (!j.contains(key) || j[key].is_null()) fail("{}: config.json has no field '{}'", file, key);
-  try {
-    return j[key].get<T>();
-  } catch (const nlohmann::json::exception&) {
-    fail("{}: config.json field '{}' has the wrong type ({})", file, key, j[key].dump());
-  }
+// config.json fields: exact integers in range, finite numbers, strings, bools (util/checked.h).
+const nlohmann::json* cfg_find(const nlohmann::json& j, const std::string& key) {
+  auto it = j.find(key);
+  return it == j.end() || it->is_null() ? nullptr : &*it;
 }
-
-template <class T>
-T cfg_get_or(const nlohmann::json& j, const std::string& key, T fallback, const std::string& file) {
-  if (!j.contains(key) || j[key].is_null()) return fallback;
-  return cfg_get<T>(j, key, file);
+const nlohmann::json& cfg_need(const nlohmann::json& j, const std::string& key, const std::string& file) {
+  const nlohmann::json* v = cfg_find(j, key);
+  if (!v) fail("{}: config.json has no field '{}'", file, key);
+  return *v;
+}
+int cfg_dim(const nlohmann::json& j, const std::string& key, const std::string& file) {
+  return static_cast<int>(json_int(cfg_need(j, key, file), file, key, 1, kMaxDim));
+}
+int cfg_dim_or(const nlohmann::json& j, const std::string& key, int fallback, const std::string& file) {
+  return cfg_find(j, key) ? cfg_dim(j, key, file) : fallback;
+}
+double cfg_number_or(const nlohmann::json& j, const std::string& key, double fallback, const std::string& file) {
+  const nlohmann::json* v = cfg_find(j, key);
+  return v ? json_number(*v, file, key, -1e300, 1e300) : fallback;
+}
+bool cfg_bool_or(const nlohmann::json& j, const std::string& key, bool fallback, const std::string& file) {
+  const nlohmann::json* v = cfg_find(j, key);
+  return v ? json_bool(*v, file, key) : fallback;
+}
+std::string cfg_string_or(const nlohmann::json& j, const std::string& key, const std::string& fallback,
+                          const std::string& file) {
+  const nlohmann::json* v = cfg_find(j, key);
+  return v ? json_string(*v, file, key) : fallback;
 }
 
 std::unique_ptr<Model> load_hf(const std::string& dir) {
@@ -148,35 +170,37 @@ std::unique_ptr<Model> load_hf(const std::string& dir) {
   const auto& j = m.config();
   const std::string file = dir + "/config.json";
   ModelConfig c;
-  std::string mt = cfg_get<std::string>(j, "model_type", file);
+  std::string mt = json_string(cfg_need(j, "model_type", file), file, "model_type");
   if (mt == "llama" || mt == "mistral") c.arch = "llama";
   else if (mt == "qwen2" || mt == "qwen3") c.arch = mt;
-  else fail("{}: model_type '{}' is not supported (expected llama, mistral, qwen2 or qwen3)", file, mt);
-  c.n_layers = cfg_get<int>(j, "num_hidden_layers", file);
-  c.d_model = cfg_get<int>(j, "hidden_size", file);
-  c.n_heads = cfg_get<int>(j, "num_attention_heads", file);
-  c.n_kv_heads = cfg_get_or<int>(j, "num_key_value_heads", c.n_heads, file);
+  else fail("{}: model_type '{}' is not supported (expected llama, mistral, qwen2 or qwen3)", file, excerpt(mt));
+  c.n_layers = cfg_dim(j, "num_hidden_layers", file);
+  c.d_model = cfg_dim(j, "hidden_size", file);
+  c.n_heads = cfg_dim(j, "num_attention_heads", file);
+  c.n_kv_heads = cfg_dim_or(j, "num_key_value_heads", c.n_heads, file);
   check(c.n_heads > 0, "{}: num_attention_heads must be positive", file);
-  c.head_dim = cfg_get_or<int>(j, "head_dim", c.d_model / c.n_heads, file);
-  c.d_ff = cfg_get<int>(j, "intermediate_size", file);
-  c.vocab_size = cfg_get<int>(j, "vocab_size", file);
-  c.max_context = cfg_get_or<int>(j, "max_position_embeddings", 0, file);
-  c.rope_theta = cfg_get_or<double>(j, "rope_theta", 10000.0, file);
-  c.norm_eps = cfg_get_or<double>(j, "rms_norm_eps", 1e-6, file);
+  c.head_dim = cfg_dim_or(j, "head_dim", c.d_model / c.n_heads, file);
+  c.d_ff = cfg_dim(j, "intermediate_size", file);
+  c.vocab_size = cfg_dim(j, "vocab_size", file);
+  if (const auto* v = cfg_find(j, "max_position_embeddings"))
+    c.max_context = static_cast<int>(json_int(*v, file, "max_position_embeddings", 0, kMaxInt32));
+  c.rope_theta = cfg_number_or(j, "rope_theta", 10000.0, file);
+  c.norm_eps = cfg_number_or(j, "rms_norm_eps", 1e-6, file);
   c.qk_norm = c.arch == "qwen3";
-  c.qkv_bias = c.arch == "qwen2" || cfg_get_or<bool>(j, "attention_bias", false, file);
-  c.tied_embeddings = cfg_get_or<bool>(j, "tie_word_embeddings", false, file) || !m.has_tensor("lm_head.weight");
+  c.qkv_bias = c.arch == "qwen2" || cfg_bool_or(j, "attention_bias", false, file);
+  c.tied_embeddings = cfg_bool_or(j, "tie_word_embeddings", false, file) || !m.has_tensor("lm_head.weight");
   if (j.contains("rope_scaling") && j["rope_scaling"].is_object()) {
     const auto& rs = j["rope_scaling"];
-    std::string type = cfg_get_or<std::string>(rs, "rope_type", cfg_get_or<std::string>(rs, "type", "", file), file);
+    std::string type = cfg_string_or(rs, "rope_type", cfg_string_or(rs, "type", "", file), file);
     if (type == "llama3") {
       c.rope_scaling.enabled = true;
-      c.rope_scaling.factor = cfg_get<double>(rs, "factor", file);
-      c.rope_scaling.low_freq_factor = cfg_get_or<double>(rs, "low_freq_factor", 1.0, file);
-      c.rope_scaling.high_freq_factor = cfg_get_or<double>(rs, "high_freq_factor", 4.0, file);
-      c.rope_scaling.original_max_position = cfg_get_or<int64_t>(rs, "original_max_position_embeddings", 8192, file);
+      c.rope_scaling.factor = json_number(cfg_need(rs, "factor", file), file, "rope_scaling.factor", 1e-6, 1e6);
+      c.rope_scaling.low_freq_factor = cfg_number_or(rs, "low_freq_factor", 1.0, file);
+      c.rope_scaling.high_freq_factor = cfg_number_or(rs, "high_freq_factor", 4.0, file);
+      if (const auto* v = cfg_find(rs, "original_max_position_embeddings"))
+        c.rope_scaling.original_max_position = json_int(*v, file, "rope_scaling.original_max_position_embeddings", 1, kMaxInt32);
     } else if (!type.empty() && type != "default") {
-      fail("{}: rope_scaling type '{}' is not supported (expected llama3 or none)", file, type);
+      fail("{}: rope_scaling type '{}' is not supported (expected llama3 or none)", file, excerpt(type));
     }
   }
   c.validate(file);

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "util/atomic_file.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch::search {
@@ -38,6 +39,36 @@ int open_append(const std::string& path, bool truncate) {
   return fd;
 }
 
+constexpr int kJournalVersion = 2;  // 2: every line carries "sum" (version 1 had none)
+
+uint64_t fnv1a64(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+// A line is the compact JSON object T with ,"sum":"<FNV-1a 64 of T, 16 hex digits>" inserted
+// before T's closing brace, so the checksum covers the exact bytes written, not a re-dump.
+std::string with_checksum(const std::string& t) {
+  return fmt::format("{},\"sum\":\"{:016x}\"}}", t.substr(0, t.size() - 1), fnv1a64(t));
+}
+
+constexpr std::string_view kSumKey = ",\"sum\":\"";
+constexpr size_t kSumTail = kSumKey.size() + 16 + 2;  // ,"sum":" + 16 hex + "}
+
+// Checks the line's checksum; Error naming `where` when it is absent or wrong.
+void verify_checksum(const std::string& line, const std::string& where) {
+  const bool has = line.size() > kSumTail && line.compare(line.size() - kSumTail, kSumKey.size(), kSumKey) == 0 &&
+                   line.compare(line.size() - 2, 2, "\"}") == 0;
+  check(has, "{}: no checksum (\"sum\" must end the line); the line was edited or cut, or the journal "
+             "was written by an older bosch (journal version 1); start a new search", where);
+  const std::string t = line.substr(0, line.size() - kSumTail) + "}";
+  const std::string sum = line.substr(line.size() - 18, 16);
+  check(sum == fmt::format("{:016x}", fnv1a64(t)),
+        "{}: checksum mismatch (the line was changed after it was written); start a new search or "
+        "restore the journal", where);
+}
+
 // Names the first field where two header configs differ ("" when equal).
 std::string first_difference(const nlohmann::json& a, const nlohmann::json& b,
                              const std::string& prefix) {
@@ -60,7 +91,7 @@ Journal Journal::create(const std::string& path, const nlohmann::json& config) {
   Journal j;
   j.path_ = path;
   j.fd_ = open_append(path, /*truncate=*/true);
-  j.write_line(nlohmann::json{{"bosch_journal", 1}, {"config", config}}.dump());
+  j.write_line(with_checksum(nlohmann::json{{"bosch_journal", kJournalVersion}, {"config", config}}.dump()));
   return j;
 }
 
@@ -76,40 +107,43 @@ Journal Journal::resume(const std::string& path, const nlohmann::json& config, s
     const std::string line = text.substr(pos, nl - pos);
     ++line_no;
     const std::string where = fmt::format("journal {} line {}", path, line_no);
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception& e) {
-      fail("{}: not valid JSON ({})", where, e.what());
-    }
+    const nlohmann::json j = parse_json_checked(line, where);
+    check(j.is_object(), "{}: expected a JSON object", where);
     try {
       if (line_no == 1) {
-        check(j.value("bosch_journal", 0) == 1, "{}: not a bosch search journal header", where);
+        const auto version = j.value("bosch_journal", nlohmann::json());
+        check(version.is_number_integer(), "{}: not a bosch search journal header", where);
+        check(version != 1, "{}: journal version 1 (written by an older bosch, without checksums) "
+                            "cannot be resumed; start a new search", where);
+        check(version == kJournalVersion, "{}: journal version {} is not supported (this bosch "
+              "writes version {})", where, describe_json(version), kJournalVersion);
+      }
+      verify_checksum(line, where);
+      if (line_no == 1) {
         const auto diff = first_difference(j.at("config"), config, "");
         if (!diff.empty()) {
           std::string ptr = "/" + diff;
           for (auto& c : ptr) c = c == '.' ? '/' : c;
           const auto at = [&](const nlohmann::json& cfg) {
             const nlohmann::json::json_pointer jp(diff == "config" ? "" : ptr);
-            return cfg.contains(jp) ? cfg.at(jp).dump() : std::string("(absent)");
+            return cfg.contains(jp) ? describe_json(cfg.at(jp)) : std::string("(absent)");
           };
           fail("{}: the journal was written with a different configuration (field '{}': journal "
                "has {}, this run has {}); resume with the same options",
-               where, diff, at(j.at("config")), at(config));
+               where, excerpt(diff), at(j.at("config")), at(config));
         }
       } else {
         JournalEntry e;
-        e.index = j.at("i").get<int64_t>();
-        check(e.index == static_cast<int64_t>(entries.size()), "{}: field 'i' is {}, expected {}",
-              where, e.index, entries.size());
-        e.stage = j.at("stage").get<std::string>();
+        const int64_t expected = static_cast<int64_t>(entries.size());
+        e.index = json_int(j.at("i"), where, "i", expected, expected);
+        e.stage = excerpt(j.at("stage").get<std::string>());
         e.bits = bits_from_string(j.at("mask").get<std::string>(), n_bits, where);
         e.score = {j.at("raw").get<double>(), j.at("exact").get<double>(),
                    j.at("logprob").get<double>(), {}};
         entries.push_back(std::move(e));
       }
     } catch (const nlohmann::json::exception& e) {
-      fail("{}: missing or mistyped field ({})", where, e.what());
+      fail("{}: missing or mistyped field ({})", where, excerpt(e.what(), 160));
     }
     pos = nl + 1;
     complete_end = pos;
@@ -142,7 +176,7 @@ void Journal::append(const JournalEntry& e) {
   nlohmann::json j{{"i", e.index},          {"stage", e.stage},
                    {"mask", bits_to_string(e.bits)}, {"raw", e.score.value},
                    {"exact", e.score.exact_rate},    {"logprob", e.score.mean_logprob}};
-  write_line(j.dump());
+  write_line(with_checksum(j.dump()));
 }
 
 void Journal::write_line(const std::string& line) {

@@ -2,8 +2,10 @@
 // written with a single write() and fsync'd, so a killed search loses at most the line being
 // written. Line 1 is a header holding the search configuration; a resumed search must present
 // the same configuration. A partial last line (killed mid-write) is dropped on resume.
-//   {"bosch_journal":1,"config":{...}}
-//   {"i":0,"stage":"reference","mask":"0101...","raw":-1.25,"exact":0.5,"logprob":-2.1}
+//   {"bosch_journal":2,"config":{...},"sum":"..."}
+//   {"exact":0.5,"i":0,"logprob":-2.1,"mask":"0101...","raw":-1.25,"stage":"reference","sum":"..."}
+// "sum" (last on every line) is the FNV-1a 64 checksum of the line without it; a line whose
+// checksum is missing or wrong is an Error on resume (docs/search.md).
 // Scores are written with round-trip precision, so a replayed score is bit-identical.
 #pragma once
 #include <nlohmann/json.hpp>

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "tasks/longbench_text.h"
 #include "util/atomic_file.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch::longbench {
@@ -66,22 +68,15 @@ DatasetFile read_dataset_file(const std::string& path, int max_samples) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     LineContext at{path, line_no};
-    json obj;
-    try {
-      obj = json::parse(line);
-    } catch (const json::parse_error& e) {
-      fail("{}:{}: invalid JSON: {}", path, line_no, e.what());
-    }
+    const json obj = parse_json_checked(line, fmt::format("{}:{}", path, line_no));
     check(obj.is_object(), "{}:{}: expected a JSON object (got {})", path, line_no, obj.type_name());
     Sample s;
     s.input = string_field(obj, "input", at);
     s.context = string_field(obj, "context", at);
     s.answers = strings_field(obj, "answers", false, at);
     s.all_classes = strings_field(obj, "all_classes", true, at);
-    const json& len = field(obj, "length", at);
-    check(len.is_number_integer() && len.get<int64_t>() >= 0,
-          "{}:{}: field 'length' must be a non-negative integer (got {})", path, line_no, len.dump());
-    s.length = len.get<int64_t>();
+    s.length = json_int(field(obj, "length", at), fmt::format("{}:{}", path, line_no), "length", 0,
+                        std::numeric_limits<int64_t>::max());
     s.dataset = string_field(obj, "dataset", at);
     s.id = string_field(obj, "_id", at);
 
@@ -98,7 +93,7 @@ DatasetFile read_dataset_file(const std::string& path, int max_samples) {
       out.longbench_e = ends_with_e(s.dataset) || ends_with_e(fs::path(path).stem().string());
     }
     check(task == out.task, "{}:{}: field 'dataset' is '{}' but earlier lines are '{}'", path,
-          line_no, s.dataset, out.task->name);
+          line_no, excerpt(s.dataset), out.task->name);
     if (task->metric == Metric::Classification)
       check(!s.all_classes.empty(), "{}:{}: field 'all_classes' must list the classes for {}",
             path, line_no, task->name);
@@ -107,7 +102,7 @@ DatasetFile read_dataset_file(const std::string& path, int max_samples) {
       for (size_t i = 0; i < s.answers.size(); ++i)
         check(!regex_findall(pattern, s.answers[i]).empty(),
               "{}:{}: field 'answers'[{}] = '{}' has no paragraph id ({})", path, line_no, i,
-              s.answers[i], pattern);
+              excerpt(s.answers[i]), pattern);
     }
     out.samples.push_back(std::move(s));
   }

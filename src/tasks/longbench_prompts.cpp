@@ -1,5 +1,6 @@
 #include "tasks/longbench_prompts.h"
 
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch::longbench {
@@ -118,7 +119,7 @@ const TaskSpec& task_or_fail(std::string_view name) {
   if (const TaskSpec* t = find_task(name)) return *t;
   std::string known;
   for (const auto& t : kTasks) known += std::string(known.empty() ? "" : ", ") + t.name;
-  fail("longbench: unknown dataset '{}' (expected one of: {})", name, known);
+  fail("longbench: unknown dataset '{}' (expected one of: {})", excerpt(name), known);
 }
 
 std::string fill_template(std::string_view tmpl, std::string_view context, std::string_view input) {

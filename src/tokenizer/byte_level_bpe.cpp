@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tokenizer/utf8.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch {
@@ -52,8 +53,16 @@ ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(ByteLevelBpeSpec spec)
       normalizer_(std::move(spec.normalizer)),
       add_prefix_space_(spec.add_prefix_space),
       ignore_merges_(spec.ignore_merges) {
+  // Ids size the tables: each must be below the number of tokens declared (vocab + added),
+  // checked before any allocation (a huge or negative id is a clear error, not 8 GB).
+  const size_t declared = spec.vocab.size() + spec.added.size();
   size_t n = spec.vocab.size();
-  for (const auto& a : spec.added) n = std::max(n, static_cast<size_t>(a.id) + 1);
+  for (const auto& a : spec.added) {
+    check(a.id >= 0 && static_cast<size_t>(a.id) < declared,
+          "{}: added token \"{}\" has id {}, expected an id in [0, {}) (the vocabulary plus the "
+          "added tokens)", source_, excerpt(a.content), a.id, declared);
+    n = std::max(n, static_cast<size_t>(a.id) + 1);
+  }
   bytes_.resize(n);
   id_of_bytes_.reserve(spec.vocab.size());
   for (size_t id = 0; id < spec.vocab.size(); ++id) {
@@ -62,7 +71,6 @@ ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(ByteLevelBpeSpec spec)
     id_of_bytes_.emplace(bytes_[id], static_cast<int32_t>(id));
   }
   for (const auto& a : spec.added) {
-    check(a.id >= 0, "{}: added token \"{}\" has no id", source_, a.content);
     bytes_[a.id] = a.content;
   }
   for (int b = 0; b < 256; ++b) {
@@ -75,7 +83,7 @@ ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(ByteLevelBpeSpec spec)
     std::string ra = byte_level_to_bytes(a), rb = byte_level_to_bytes(b);
     auto ia = id_of_bytes_.find(ra), ib = id_of_bytes_.find(rb), im = id_of_bytes_.find(ra + rb);
     check(ia != id_of_bytes_.end() && ib != id_of_bytes_.end() && im != id_of_bytes_.end(),
-          "{}: merge #{} \"{} {}\" uses a token missing from the vocabulary", source_, r, a, b);
+          "{}: merge #{} \"{} {}\" uses a token missing from the vocabulary", source_, r, excerpt(a), excerpt(b));
     merges_.insert(ia->second, ib->second, static_cast<int32_t>(r), im->second);
   }
   for (const auto& s : spec.splits) splitters_.push_back(std::make_unique<RegexSplitter>(s.pattern, s.behavior));

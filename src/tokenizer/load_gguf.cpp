@@ -1,8 +1,11 @@
 // Tokenizer from GGUF metadata: tokenizer.ggml.model = "llama" (SentencePiece-style) or "gpt2"
 // (byte-level BPE with tokenizer.ggml.merges and tokenizer.ggml.pre).
+#include <cmath>
+
 #include "formats/gguf.h"
 #include "tokenizer/byte_level_bpe.h"
 #include "tokenizer/spm_tokenizer.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch {
@@ -27,7 +30,10 @@ std::vector<int32_t> token_types(const GGUFFile& g, size_t n) {
   if (!g.has("tokenizer.ggml.token_type")) return std::vector<int32_t>(n, 1);
   std::vector<int64_t> t = g.get_int_array("tokenizer.ggml.token_type");
   check(t.size() == n, "{}: tokenizer.ggml.token_type has {} entries, expected {} (one per token)", g.path(), t.size(), n);
-  return std::vector<int32_t>(t.begin(), t.end());
+  std::vector<int32_t> out(n);
+  for (size_t i = 0; i < n; ++i)  // llama.cpp token types 0..6; no wrap-around to int32
+    out[i] = static_cast<int32_t>(int_in_range(t[i], 0, 6, g.path(), fmt::format("tokenizer.ggml.token_type[{}]", i)));
+  return out;
 }
 
 // End-of-generation ids: EOS plus EOT/EOM and the usual end markers that the vocab has.
@@ -58,6 +64,9 @@ std::unique_ptr<Tokenizer> load_tokenizer_from_gguf(const GGUFFile& g) {
     std::vector<double> scores = g.has("tokenizer.ggml.scores") ? g.get_float_array("tokenizer.ggml.scores")
                                                                  : std::vector<double>(n, 0.0);
     check(scores.size() == n, "{}: tokenizer.ggml.scores has {} entries, expected {}", g.path(), scores.size(), n);
+    for (size_t i = 0; i < n; ++i)  // stored as float: a double beyond its range would be UB
+      check(std::isfinite(scores[i]) && std::fabs(scores[i]) <= 1e30,
+            "{}: tokenizer.ggml.scores[{}] is {}, expected a finite number of magnitude <= 1e30", g.path(), i, scores[i]);
     s.scores.assign(scores.begin(), scores.end());
     s.tokens = std::move(tokens);
     s.types = std::move(types);
@@ -75,7 +84,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_from_gguf(const GGUFFile& g) {
     s.source = g.path();
     for (const std::string& m : g.get_string_array("tokenizer.ggml.merges")) {
       size_t sp = m.find(' ', 1);
-      check(sp != std::string::npos, "{}: tokenizer.ggml.merges entry \"{}\" is not \"left right\"", g.path(), m);
+      check(sp != std::string::npos, "{}: tokenizer.ggml.merges entry \"{}\" is not \"left right\"", g.path(), excerpt(m));
       s.merges.emplace_back(m.substr(0, sp), m.substr(sp + 1));
     }
     for (size_t i = 0; i < n; ++i)
@@ -91,7 +100,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_from_gguf(const GGUFFile& g) {
     s.vocab = std::move(tokens);
     return std::make_unique<ByteLevelBpeTokenizer>(std::move(s));
   }
-  fail("{}: tokenizer.ggml.model = \"{}\" is not supported (expected \"llama\" or \"gpt2\")", g.path(), model);
+  fail("{}: tokenizer.ggml.model = \"{}\" is not supported (expected \"llama\" or \"gpt2\")", g.path(), excerpt(model));
 }
 
 }  // namespace bosch

@@ -4,20 +4,14 @@
 
 #include "tokenizer/byte_level_bpe.h"
 #include "util/atomic_file.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch {
 namespace {
 using nlohmann::json;
 
-json parse_file(const std::string& path) {
-  std::string text = read_file(path);
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    fail("{}: not valid JSON: {}", path, e.what());
-  }
-}
+json parse_file(const std::string& path) { return parse_json_checked(read_file(path), path); }
 
 // Token text from a config field that is either "text" or {"content": "text", ...}.
 std::string token_text(const json& v) {
@@ -41,7 +35,7 @@ void add_pre_tokenizer(const json& p, const std::string& file, ByteLevelBpeSpec&
     RegexSplitter::Behavior b;
     if (behavior == "Isolated") b = RegexSplitter::Behavior::Isolated;
     else if (behavior == "Removed") b = RegexSplitter::Behavior::Removed;
-    else fail("{}: pre_tokenizer Split behavior \"{}\" is not supported (expected Isolated or Removed)", file, behavior);
+    else fail("{}: pre_tokenizer Split behavior \"{}\" is not supported (expected Isolated or Removed)", file, excerpt(behavior));
     const json& pat = p.at("pattern");
     std::string regex;
     if (pat.contains("Regex")) regex = pat["Regex"].get<std::string>();
@@ -49,31 +43,39 @@ void add_pre_tokenizer(const json& p, const std::string& file, ByteLevelBpeSpec&
     else fail("{}: pre_tokenizer Split pattern has neither Regex nor String", file);
     spec.splits.push_back({regex, b});
   } else {
-    fail("{}: pre_tokenizer type \"{}\" is not supported (expected ByteLevel, Split or Sequence)", file, type);
+    fail("{}: pre_tokenizer type \"{}\" is not supported (expected ByteLevel, Split or Sequence)", file, excerpt(type));
   }
 }
 
-}  // namespace
-
-std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
+// `field` names the part being read, for the message when the JSON library throws (a missing
+// key, a wrong type deep in a pre-tokenizer): every such error names the file and the field.
+std::unique_ptr<Tokenizer> load_impl(const std::string& path, std::string& field) {
+  field = "(top level)";
   json j = parse_file(path);
   check(j.is_object() && j.contains("model"), "{}: no \"model\" object (expected a Hugging Face tokenizer.json)", path);
   const json& model = j["model"];
   std::string mtype = model.value("type", "BPE");
-  check(mtype == "BPE", "{}: model.type is \"{}\", expected \"BPE\"", path, mtype);
+  check(mtype == "BPE", "{}: model.type is \"{}\", expected \"BPE\"", path, excerpt(mtype));
   check(!model.value("byte_fallback", false),
         "{}: model.byte_fallback=true (SentencePiece-style BPE) is supported from GGUF only", path);
 
   ByteLevelBpeSpec spec;
   spec.source = path;
+  field = "model.vocab";
   const json& vocab = model.at("vocab");
   check(vocab.is_object(), "{}: model.vocab must be an object token -> id", path);
+  // Ids index tables, so they are bounded by the tokens the file declares (vocab entries plus
+  // added tokens), checked before anything is sized by them.
+  const json* added_json = j.contains("added_tokens") ? &j["added_tokens"] : nullptr;
+  check(!added_json || added_json->is_array(), "{}: added_tokens must be an array", path);
+  const int64_t max_id = std::min<int64_t>(
+      static_cast<int64_t>(vocab.size() + (added_json ? added_json->size() : 0)), kMaxInt32) - 1;
   for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-    int64_t id = it.value().get<int64_t>();
-    check(id >= 0 && id < (1 << 24), "{}: model.vocab[\"{}\"] = {} is not a valid id", path, it.key(), id);
+    const int64_t id = json_int(it.value(), path, "model.vocab[\"" + excerpt(it.key()) + "\"]", 0, max_id);
     if (static_cast<size_t>(id) >= spec.vocab.size()) spec.vocab.resize(id + 1);
     spec.vocab[id] = it.key();
   }
+  field = "model.merges";
   const json& merges = model.at("merges");
   spec.merges.reserve(merges.size());
   for (size_t r = 0; r < merges.size(); ++r) {
@@ -83,7 +85,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
     } else if (m.is_string()) {
       std::string s = m.get<std::string>();
       size_t sp = s.find(' ', 1);
-      check(sp != std::string::npos, "{}: model.merges[{}] = \"{}\" is not \"left right\"", path, r, s);
+      check(sp != std::string::npos, "{}: model.merges[{}] = \"{}\" is not \"left right\"", path, r, excerpt(s));
       spec.merges.emplace_back(s.substr(0, sp), s.substr(sp + 1));
     } else {
       fail("{}: model.merges[{}] must be \"left right\" or [left, right]", path, r);
@@ -91,13 +93,19 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
   }
   spec.ignore_merges = model.value("ignore_merges", false);
 
-  if (j.contains("added_tokens"))
-    for (const auto& a : j["added_tokens"])
-      spec.added.push_back({a.at("content").get<std::string>(), a.at("id").get<int32_t>(),
+  if (added_json)
+    for (size_t k = 0; k < added_json->size(); ++k) {
+      const json& a = (*added_json)[k];
+      field = fmt::format("added_tokens[{}]", k);
+      const int64_t id = json_int(a.at("id"), path, field + ".id", 0, max_id);
+      spec.added.push_back({a.at("content").get<std::string>(), static_cast<int32_t>(id),
                             a.value("lstrip", false), a.value("rstrip", false), a.value("special", true)});
+    }
 
+  field = "normalizer";
   spec.normalizer = Normalizer::from_json(j.value("normalizer", json()), path);
   bool byte_level = false;
+  field = "pre_tokenizer";
   add_pre_tokenizer(j.value("pre_tokenizer", json()), path, spec, byte_level);
   check(byte_level, "{}: pre_tokenizer has no ByteLevel step; only byte-level BPE tokenizer.json "
                     "files are supported (SentencePiece models: use the GGUF file)", path);
@@ -112,6 +120,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
   };
 
   // BOS from the post-processor template (Llama-3: "<|begin_of_text|>" $A).
+  field = "post_processor";
   const json& post = j.value("post_processor", json());
   auto template_bos = [&](const json& p) {
     if (p.is_object() && p.value("type", "") == "TemplateProcessing" && p.contains("single") &&
@@ -128,6 +137,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
   namespace fs = std::filesystem;
   std::string cfg_path = (fs::path(path).parent_path() / "tokenizer_config.json").string();
   if (fs::exists(cfg_path)) {
+    field = "tokenizer_config.json";
     json cfg = parse_file(cfg_path);
     if (cfg.contains("bos_token") && !cfg["bos_token"].is_null()) spec.bos = id_of(token_text(cfg["bos_token"]));
     if (cfg.contains("eos_token") && !cfg["eos_token"].is_null()) spec.eos = id_of(token_text(cfg["eos_token"]));
@@ -147,7 +157,19 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
   for (const char* name : {"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|end|>"})
     if (int32_t id = id_of(name); id >= 0) spec.eog.push_back(id);
   spec.add_bos = spec.add_bos && spec.bos >= 0;
+  field = "(tokens)";
   return std::make_unique<ByteLevelBpeTokenizer>(std::move(spec));
+}
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
+  std::string field;
+  try {
+    return load_impl(path, field);
+  } catch (const json::exception& e) {  // a missing key or a wrong type: name file and field
+    fail("{}: field {}: missing or of the wrong type ({})", path, field, excerpt(e.what(), 160));
+  }
 }
 
 }  // namespace bosch

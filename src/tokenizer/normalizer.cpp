@@ -4,6 +4,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "util/checked.h"
 #include "util/error.h"
 
 #ifdef BOSCH_WITH_ICU
@@ -86,7 +87,7 @@ Normalizer Normalizer::from_json(const nlohmann::json& j, const std::string& fil
                           j.at("content").get<std::string>()});
   } else {
     fail("{}: normalizer type \"{}\" is not supported (expected NFC, Prepend, Replace or Sequence)",
-         file, type);
+         file, excerpt(type));
   }
   return out;
 }

@@ -3,6 +3,7 @@
 #include <queue>
 
 #include "tokenizer/utf8.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch {
@@ -17,7 +18,14 @@ int utf8_len(uint8_t b) {
 // "<0x41>" -> 0x41, or -1.
 int parse_byte_token(const std::string& s) {
   if (s.size() != 6 || s.compare(0, 3, "<0x") != 0 || s[5] != '>') return -1;
-  return static_cast<int>(std::stoul(s.substr(3, 2), nullptr, 16));
+  auto hex = [](char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  const int hi = hex(s[3]), lo = hex(s[4]);  // not stoul: it accepts "+1" and throws on "zz"
+  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 }  // namespace
 
@@ -41,7 +49,7 @@ SpmTokenizer::SpmTokenizer(SpmSpec spec)
     id_of_.emplace(tokens_[id], static_cast<int32_t>(id));
     if (types_[id] == kByte) {
       int b = parse_byte_token(tokens_[id]);
-      check(b >= 0, "{}: byte token #{} \"{}\" is not of the form <0xNN>", source_, id, tokens_[id]);
+      check(b >= 0, "{}: byte token #{} \"{}\" is not of the form <0xNN>", source_, id, excerpt(tokens_[id]));
       byte_id_[b] = static_cast<int32_t>(id);
     }
     if (types_[id] == kControl || types_[id] == kUserDefined || types_[id] == kUnknown)

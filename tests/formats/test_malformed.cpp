@@ -367,4 +367,33 @@ TEST(Malformed, SafetensorsFields) {
   write_bytes(p, file(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
                       R"("b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}})", 24));
   expect_error<SafetensorsFile>(p, {"overlaps"});
+  // Issue #24: deep nesting (was a stack overflow) and long names (quoted whole).
+  write_bytes(p, file(R"({"w":)" + std::string(40000, '[') + std::string(40000, ']') + "}", 0));
+  expect_error<SafetensorsFile>(p, {"safetensors header", "nested deeper than 64 levels"});
+  const std::string long_name(200000, 'n');
+  write_bytes(p, file(R"({")" + long_name + R"(":{"dtype":"X"}})", 0));
+  EXPECT_LT(try_load<SafetensorsFile>(p).size(), 400u) << "the tensor name is excerpted";
+  write_bytes(p, file(R"({"w":{"dtype":"F32","shape":[2.0],"data_offsets":[0,8]}})", 8));
+  expect_error<SafetensorsFile>(p, {"tensor 'w'", "shape", "2.0"});
+}
+
+TEST(Malformed, GGUFLongNamesAreExcerptedAndIntegersRangeChecked) {
+  ScratchDir dir;
+  std::string p = dir.file("names.gguf");
+  const std::string long_key(300000, 'k');
+  write_bytes(p, gguf_head(0, 2).str(long_key).u32(gguf_type::UINT8).raw("\x01").str(long_key)
+                     .u32(gguf_type::UINT8).raw("\x01").b);
+  const std::string m = try_load<GGUFFile>(p);
+  EXPECT_NE(m.find("appears twice"), std::string::npos) << m.substr(0, 300);
+  EXPECT_LT(m.size(), 400u) << "the key is excerpted";
+  write_bytes(p, gguf_head(0, 1).str("n").u32(gguf_type::UINT64).u64((1ull << 32) + 5).b);
+  GGUFFile f(p);
+  EXPECT_EQ(f.get_int_in("n", 0, int64_t(1) << 40), (int64_t(1) << 32) + 5);
+  try {
+    f.get_int_in("n", 1, 2147483647);
+    ADD_FAILURE() << "wrapped";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("metadata 'n' is 4294967301, expected an integer in [1, 2147483647]"),
+              std::string::npos) << e.what();
+  }
 }

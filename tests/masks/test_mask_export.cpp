@@ -181,6 +181,39 @@ TEST(GGUFMask, MalformedMetadataIsRefused) {
   EXPECT_THROW(plan_from_gguf_metadata(GGUFFile(p), c), Error);  // head 9 >= 4 KV heads
   auto p2 = write_with({{"bosch.swa.version", gguf_int(1)}, {"bosch.swa.window", gguf_int_array({16})}});
   EXPECT_THROW(plan_from_gguf_metadata(GGUFFile(p2), c), Error);  // sinks/heads missing
+  // Issue #24: a window or sink count beyond int32 was used modulo 2^32 (2^32 + 5 -> W = 5).
+  heads.arr.clear();
+  for (int l = 0; l < c.n_layers; ++l) heads.arr.push_back(gguf_int_array({0}, gguf_type::INT32));
+  for (auto [wv, sv] : {std::pair<int64_t, int64_t>{(int64_t(1) << 32) + 5, 4}, {16, (int64_t(1) << 32) + 4}}) {
+    std::vector<int64_t> wide_w(c.n_layers, wv), wide_s(c.n_layers, sv);
+    auto p3 = write_with({{"bosch.swa.version", gguf_int(1)},
+                          {"bosch.swa.window", gguf_int_array(wide_w, gguf_type::INT64)},
+                          {"bosch.swa.sinks", gguf_int_array(wide_s, gguf_type::INT64)},
+                          {"bosch.swa.heads", heads}});
+    try {
+      plan_from_gguf_metadata(GGUFFile(p3), c);
+      ADD_FAILURE() << "accepted window " << wv << " sinks " << sv;
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("bosch.swa.window[0] must be in [1, 2147483647] (is " + std::to_string(wv) + ")"), std::string::npos) << m;
+      EXPECT_NE(m.find("bosch.swa.sinks[0] in [0, 2147483647] (is " + std::to_string(sv) + ")"), std::string::npos) << m;
+    }
+  }
+  fs::remove_all(dir);
+}
+
+TEST(DuoImport, ConfigIntegersDoNotWrapAndDeepJsonIsRefused) {
+  auto dir = temp_dir("duo_bad_config");
+  write_file_atomic((dir / "full_attention_heads.tsv").string(), "0.1\t0.2\n");
+  const std::string cfg = (dir / "config.json").string();
+  write_file_atomic(cfg, R"({"sink_size": 4, "recent_size": 4294967298})");  // was read as 2
+  std::string e;
+  try { read_duo(dir.string()); } catch (const Error& x) { e = x.what(); }
+  EXPECT_NE(e.find("config.json: field 'recent_size' must be an integer in [0, 2147483647], got 4294967298"), std::string::npos) << e;
+  write_file_atomic(cfg, R"({"sink_size": 4, "recent_size": 64, "x": )" + std::string(30000, '{') + "}");
+  e.clear();
+  try { read_duo(dir.string()); } catch (const Error& x) { e = x.what(); }
+  EXPECT_NE(e.find("config.json: JSON nested deeper than 64 levels"), std::string::npos) << e;
   fs::remove_all(dir);
 }
 

@@ -105,6 +105,36 @@ TEST(MaskFile, MalformedFieldsAreNamed) {
   EXPECT_NE(error_of([&] { MaskFile::from_plan(mixed, info(), 0); }).find("one window"), std::string::npos);
 }
 
+// Issue #24: numbers out of any range, deep nesting in free-form fields, long values in messages.
+TEST(MaskFile, HostileValuesAreClearErrors) {
+  const std::string data = std::string(BOSCH_SOURCE_DIR) + "/tests/data/malformed/";
+  std::string e = error_of([&] { MaskFile::load(data + "mask_window_1e400.json"); });
+  EXPECT_NE(e.find("mask_window_1e400.json': not valid JSON"), std::string::npos) << e;
+  EXPECT_NE(e.find("1e400"), std::string::npos) << e;
+  e = error_of([&] { MaskFile::load(data + "mask_window_2pow31.json"); });
+  EXPECT_NE(e.find("field 'window' must be an integer in [0, 2147483647], got 2147483648"), std::string::npos) << e;
+  auto good = MaskFile::from_plan(some_plan(), info(), 0.25).to_json();
+  for (const char* key : {"format", "provenance"}) {  // deep nesting: an error, not a stack overflow
+    std::string text = good.dump();
+    const std::string deep = std::string(40000, '[') + std::string(40000, ']');
+    text.insert(1, fmt::format("\"{}\": {}, ", key, deep));
+    const std::string path = tmp("mask_deep.json");
+    write_file_atomic(path, text);
+    e = error_of([&] { MaskFile::load(path); });
+    EXPECT_NE(e.find("mask_deep.json': JSON nested deeper than 64 levels"), std::string::npos) << e;
+    std::remove(path.c_str());
+  }
+  auto j = good;
+  j["format"] = std::string(100000, 'f');
+  e = error_of([&] { MaskFile::from_json(j, "long.json"); });
+  EXPECT_NE(e.find("field 'format'"), std::string::npos) << e;
+  EXPECT_LT(e.size(), 300u) << "the value is excerpted: " << e.substr(0, 300);
+  j = good;
+  j["sinks"] = 4.5;
+  EXPECT_NE(error_of([&] { MaskFile::from_json(j, "f.json"); }).find("'sinks' must be an integer in [0, 2147483647], got 4.5"),
+            std::string::npos);
+}
+
 TEST(MaskFile, MaskArgumentsWithRealModel) {
   if (!std::ifstream(kModel).good()) GTEST_SKIP() << "needs " << kModel;
   auto m = Model::load(kModel);

@@ -163,7 +163,7 @@ TEST(Resume, RefusesAJournalOfAnotherSearch) {
   } catch (const bosch::Error& e) {
     EXPECT_NE(std::string(e.what()).find("seed"), std::string::npos) << e.what();
   }
-  // Same header but a corrupted entry: the mismatch is detected at that entry.
+  // Same header but a corrupted entry: its checksum no longer matches.
   auto lines = lines_of(bosch::read_file(path));
   std::string text;
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -185,5 +185,51 @@ TEST(Resume, RefusesAJournalOfAnotherSearch) {
     EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
   }
   EXPECT_THROW(run_search(temp_path("missing.jsonl"), true, search_options(3)), bosch::Error);
+  fs::remove(path);
+}
+
+// Issue #24: every line carries a checksum, so a changed score that does not change the search's
+// path (it would have been replayed silently) is an Error naming the file and the line.
+TEST(Resume, TamperedLineIsRefusedByItsChecksum) {
+  const std::string path = temp_path("tamper.jsonl");
+  run_search(path, false, search_options(3));
+  const auto lines = lines_of(bosch::read_file(path));
+  ASSERT_GT(lines.size(), 6u);
+  EXPECT_NE(lines[3].find(",\"sum\":\""), std::string::npos) << lines[3];
+  auto rewrite = [&](size_t at, const std::string& line) {
+    std::string text;
+    for (size_t i = 0; i < lines.size(); ++i) text += (i == at ? line : lines[i]) + "\n";
+    bosch::write_file_atomic(path, text);
+  };
+  auto resume_error = [&] {
+    try {
+      run_search(path, true, search_options(3));
+    } catch (const bosch::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(resumed)");
+  };
+  // A different "exact" rate: the search would take the same path with a wrong score.
+  std::string l = lines[4];
+  const auto p = l.find("\"exact\":") + 8;
+  l.insert(p, "1");
+  rewrite(4, l);
+  std::string e = resume_error();
+  EXPECT_NE(e.find("journal " + path + " line 5: checksum mismatch"), std::string::npos) << e;
+  // A line without its checksum (cut, or written by an older bosch).
+  l = lines[2].substr(0, lines[2].find(",\"sum\":")) + "}";
+  rewrite(2, l);
+  e = resume_error();
+  EXPECT_NE(e.find("line 3: no checksum"), std::string::npos) << e;
+  // A version-1 journal (no checksums) is refused with a clear message.
+  rewrite(0, R"({"bosch_journal":1,"config":{}})");
+  e = resume_error();
+  EXPECT_NE(e.find("line 1: journal version 1"), std::string::npos) << e;
+  // Deep nesting in the header config: an error, not a stack overflow.
+  rewrite(0, R"({"bosch_journal":2,"config":)" + std::string(50000, '[') + std::string(50000, ']') + "}");
+  e = resume_error();
+  EXPECT_NE(e.find("line 1: JSON nested deeper than 64 levels"), std::string::npos) << e;
+  rewrite(999, "");  // untouched journal: resumes
+  EXPECT_EQ(resume_error(), "(resumed)");
   fs::remove(path);
 }

@@ -118,12 +118,19 @@ TEST(LongBenchData, ErrorsNameFileLineAndField) {
   EXPECT_TRUE(has(read_error("length_string.jsonl"), {"length_string.jsonl:3", "'length'"}));
   EXPECT_TRUE(has(read_error("answer_not_string.jsonl"), {":1", "'answers'[1]", "string"}));
   EXPECT_TRUE(has(read_error("unknown_dataset.jsonl"), {":1", "'dataset'", "hotpot_qa"}));
-  EXPECT_TRUE(has(read_error("invalid_json.jsonl"), {"invalid_json.jsonl:3", "invalid JSON"}));
+  EXPECT_TRUE(has(read_error("invalid_json.jsonl"), {"invalid_json.jsonl:3", "not valid JSON"}));
   EXPECT_TRUE(has(read_error("mixed_datasets.jsonl"), {":2", "'dataset'", "musique"}));
   EXPECT_TRUE(has(read_error("retrieval_no_id.jsonl"), {":1", "'answers'[0]", "Paragraph one"}));
   EXPECT_TRUE(has(read_error("trec_no_classes.jsonl"), {":1", "'all_classes'"}));
   EXPECT_TRUE(has(read_error("id_null.jsonl"), {":1", "'_id'"}));
   EXPECT_THROW(read_dataset_file(kDir + "bad/does_not_exist.jsonl"), bosch::Error);
+  // Issue #24: exact integers only; deep nesting and long values are clear, short errors.
+  EXPECT_TRUE(has(read_error("length_fraction.jsonl"),
+                  {"length_fraction.jsonl:1", "field 'length' must be an integer in [0, 9223372036854775807], got 12.5"}));
+  EXPECT_TRUE(has(read_error("deep_nesting.jsonl"), {"deep_nesting.jsonl:1", "JSON nested deeper than 64 levels"}));
+  const std::string e = read_error("long_dataset.jsonl");
+  EXPECT_TRUE(has(e, {"long_dataset.jsonl:1", "'dataset'", "unknown dataset"}));
+  EXPECT_LT(e.size(), 900u) << "the dataset name is excerpted";
 }
 
 TEST(LongBenchResult, ScoresAndLengthBuckets) {

@@ -207,5 +207,18 @@ TEST_F(Stories260K, CliTokenizeAndDecode) {
   EXPECT_EQ(run(exe + " tokenize --decode " + kStories + " < " + dir + "/ids.txt"), kSentence);
 }
 
+// Issue #24: an id beyond int32 is an error, not id 2 (4294967298 mod 2^32).
+TEST_F(Stories260K, CliIdsDoNotWrap) {
+  const char* bin = std::getenv("BOSCH_BIN");
+  std::string exe = bin ? bin : std::string(BOSCH_BINARY_DIR) + "/bosch";
+  if (!std::filesystem::exists(exe)) GTEST_SKIP() << "SKIPPED: " << exe << " not built";
+  std::string out;
+  FILE* p = popen((exe + " generate " + kStories + " --ids '1 4294967298' --max-tokens 1 2>&1").c_str(), "r");
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  EXPECT_NE(pclose(p), 0) << out;
+  EXPECT_NE(out.find("--ids: '4294967298' is not a token id (an integer in [0, 2147483647])"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace bosch
