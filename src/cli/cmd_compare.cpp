@@ -17,6 +17,7 @@
 #include "search/baseline.h"
 #include "search/baseline_setup.h"
 #include "search/compare.h"
+#include "search/memo_objective.h"
 #include "search/report.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -97,7 +98,10 @@ void run_compare_cli(CompareCliOptions o) {
   std::fprintf(stderr, "compare: %zu calibration samples, %zu test samples, %zu methods x %zu ratios\n",
                e.calibration.samples.size(), test_samples.size(), methods.size(), ratios.size());
 
+  // One memo for every run of this compare (searches of every method, the baselines' sweep).
+  search::MemoObjective calib(*e.objective);
   search::BaselineInputs in = e.baseline_inputs();
+  in.objective = &calib;
   in.seed = o.exp.seed;
   in.duo_dir = o.exp.duo_dir;
   in.razor_period = o.exp.razor_period;
@@ -112,7 +116,7 @@ void run_compare_cli(CompareCliOptions o) {
   co.journal_dir = o.journal_dir;
   co.resume = o.resume;
   if (!co.journal_dir.empty()) std::filesystem::create_directories(co.journal_dir);
-  search::CompareResult r = search::run_compare(*e.objective, test, runner, co);
+  search::CompareResult r = search::run_compare(calib, test, runner, co);
   r.exact_metric = exact_metric;
 
   nlohmann::json j = r.to_json();
@@ -130,7 +134,8 @@ void run_compare_cli(CompareCliOptions o) {
                    {"seed", o.exp.seed},
                    {"search", o.search.to_json()},
                    {"alpha", o.alpha}};
-  fmt::print("{}\n{}\n", search::markdown_table(r), search::turnover_markdown(search::head_turnover(r)));
+  fmt::print("{}\n{}\n{}\n", search::markdown_table(r), search::versus_markdown(r),
+             search::turnover_markdown(search::head_turnover(r)));
   if (!o.json_out.empty()) write_file_atomic(o.json_out, j.dump(2) + "\n");
   if (!o.report_dir.empty()) {
     auto files = search::write_compare_report(r, o.report_dir, fmt::format("bosch compare: {}", o.exp.model));
@@ -164,6 +169,8 @@ CommandRegistrar reg("compare", "the search and every baseline at several ratios
   app.add_option("--budget-probe", o->search.budget_probe, "search stage 1: evaluations per layer")->capture_default_str()->check(CLI::Range(1, 1 << 24));
   app.add_option("--budget-group", o->search.budget_group, "search stage 3: evaluations per group")->capture_default_str()->check(CLI::Range(1, 1 << 24));
   app.add_option("--budget-polish", o->search.budget_polish, "search polish: evaluations of cross-layer swaps (-1: auto, 2 x the number of KV heads; 0: the paper's three stages only)")->capture_default_str()->check(CLI::Range(-1, 1 << 24));
+  app.add_option("--budget-multi", o->search.budget_multi, "bosch-multi: evaluations (-1: auto, 4 x the number of KV heads)")->capture_default_str()->check(CLI::Range(-1, 1 << 24));
+  app.add_option("--budget-layer", o->search.budget_layer, "bosch-layer: evaluations (-1: auto, layers^2)")->capture_default_str()->check(CLI::Range(-1, 1 << 24));
   app.add_option("--destroy", o->search.destroy_fraction, "search stage 3: LNS destroy fraction")->capture_default_str()->check(CLI::Range(0.01, 1.0));
   app.add_option("--alpha", o->alpha, "weight of the search's ratio penalty")->capture_default_str();
   app.add_option("--journal-dir", o->journal_dir, "journal each search run in DIR/search-r<ratio>.jsonl");

@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "masks/mask_file.h"
 #include "search/baseline_setup.h"
+#include "search/baseline.h"
 #include "search/bosch_search.h"
 #include "search/synthetic_objective.h"
 #include "util/error.h"
@@ -22,7 +23,20 @@ struct SearchCliOptions {
   search::ExperimentOptions exp;  // model, calibration, window/sinks, cache (shared with compare)
   double alpha = 1.0;
   bool no_chat = false;
+  std::string starts = "locality,razor,retrieval,apl,qada";
 };
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= s.size()) {
+    size_t e = s.find(',', b);
+    if (e == std::string::npos) e = s.size();
+    if (e > b) out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
 
 void run_search(SearchCliOptions o) {
   check(!o.out.empty(), "--out: give the mask file to write");
@@ -49,6 +63,16 @@ void run_search(SearchCliOptions o) {
     e = search::make_experiment(o.exp, true);
     objective = e.objective.get();
     info = e.info;
+    if (o.search.method == "bosch-plus" && o.starts != "none") {  // static rankings as starts
+      search::BaselineInputs in = e.baseline_inputs();
+      in.seed = o.search.seed;
+      search::BaselineRunner runner(in);
+      for (const auto& name : split_list(o.starts)) {
+        check(search::is_static_start_ranking(name), "--starts {}: expected none or a list of locality, razor, "
+              "retrieval, apl, qada, proxy", name);
+        o.search.starts.push_back({search::canonical_baseline(name), runner.importance(name)});
+      }
+    }
   }
   const int window = o.exp.window, sinks = o.exp.sinks;
 
@@ -70,7 +94,7 @@ void run_search(SearchCliOptions o) {
   search::SearchResult r = search::run_bosch_search(ev, o.search);
 
   nlohmann::json prov = r.to_json();
-  prov["method"] = "bosch";
+  prov["method"] = o.search.method;
   prov["options"] = eo.config;
   prov["objective"] = objective->describe();
   prov["model_path"] = model_path;
@@ -116,6 +140,15 @@ CommandRegistrar reg("search", "BOSCH search: choose which KV heads become slidi
   app.add_flag("--calib-solved-only", o->exp.calib.solved_only,
                "calibrate only on the samples the full model answers exactly (niah, longbench)");
   app.add_flag("--no-chat", o->no_chat, "do not wrap prompts in the model's chat template");
+  app.add_option("--method", o->search.method, "bosch-plus (ours: the paper's stages + starts from static rankings + "
+                 "polish), bosch (the paper's three stages), or the paper's ablations bosch-single, bosch-multi, bosch-layer")
+      ->capture_default_str();
+  app.add_option("--starts", o->starts, "bosch-plus: static rankings to start from besides its own single-head "
+                 "sweep (ablation, gate): none or a list of locality, razor, retrieval, apl, qada, proxy")->capture_default_str();
+  app.add_option("--budget-multi", o->search.budget_multi, "bosch-multi: evaluations (-1: auto, 4 x the number of KV heads)")
+      ->capture_default_str()->check(CLI::Range(-1, 1 << 24));
+  app.add_option("--budget-layer", o->search.budget_layer, "bosch-layer: evaluations (-1: auto, layers^2)")
+      ->capture_default_str()->check(CLI::Range(-1, 1 << 24));
   app.add_option("--budget-probe", o->search.budget_probe, "stage 1: evaluations per layer (exhaustive when C(H, ceil(ratio*H)) fits)")
       ->capture_default_str()->check(CLI::Range(1, 1 << 24));
   app.add_option("--budget-group", o->search.budget_group, "stage 3: evaluations per group of layers")

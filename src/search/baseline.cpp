@@ -71,6 +71,7 @@ std::string canonical_baseline(const std::string& name) {
 }
 
 bool is_static_start_ranking(const std::string& name) {
+  if (!is_baseline_method(name)) return false;
   const std::string c = canonical_baseline(name);
   return c == "locality" || c == "razor" || c == "retrieval" || c == "apl" || c == "qada" || c == "proxy";
 }

@@ -135,7 +135,8 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
     t0 = Clock::now();
     before = ev.fresh();
     std::string detail = body();
-    r.stages.push_back({name, ev.fresh() - before, since(t0), ev.evaluate(r.bits).score, detail});
+    const double score = ev.evaluate(r.bits).score;  // the stage's answer, charged to the stage
+    r.stages.push_back({name, ev.fresh() - before, since(t0), score, detail});
     report(r.stages.back());
   };
 
@@ -174,10 +175,12 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
       milestone("bosch", r.bits);
     }
     if (opt.method == "bosch-plus") {
+      std::vector<double> prior;
       // Starts: the three stages' answer and every static ranking's top K; the best goes on.
       stage("starts", [&] {
         r.starts.push_back({"bosch", r.bits, 0, 0});
         std::vector<NamedRanking> rankings = opt.sweep_starts ? sweep_rankings(ev) : std::vector<NamedRanking>{};
+        if (!rankings.empty()) prior = rankings[0].importance;  // ablation
         rankings.insert(rankings.end(), opt.starts.begin(), opt.starts.end());
         for (const auto& rk : rankings) r.starts.push_back({rk.name, lowest_k(rk.importance, r.k_total), 0, 0});
         ev.set_stage("starts");
@@ -196,7 +199,7 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
       // Polish: cross-layer swaps and restorations.
       if (polish_budget(opt, ev.n_bits()) > 0)
         stage("polish", [&] {
-          r.polish = run_polish_stage(ev, opt, r.bits);
+          r.polish = run_polish_stage(ev, opt, r.bits, prior.empty() ? nullptr : &prior);
           return fmt::format("{} moves in {} rounds, heads per layer {}", r.polish.moves.size(), r.polish.rounds,
                              fmt::join(layer_counts(r.bits, H), ","));
         });

@@ -132,7 +132,10 @@ int polish_misses_limit(int n_heads);
 // opt.budget_polish, or 2 * n_bits for auto (-1).
 int polish_budget(const SearchOptions& opt, size_t n_bits);
 // Improves `assignment` in place (its count of SWA heads is kept) within polish_budget().
-PolishResult run_polish_stage(Evaluator& ev, const SearchOptions& opt, HeadBits& assignment);
+// `prior` (optional): each head's cost when converted alone in the full model (the ablation
+// ranking), which orders the restoration pairs.
+PolishResult run_polish_stage(Evaluator& ev, const SearchOptions& opt, HeadBits& assignment,
+                              const std::vector<double>* prior = nullptr);
 
 // Restoration moves of the polish: groups of SWA heads sent back to full at once (all SWA heads
 // of one layer; pairs among the SWA heads whose restoration helps most), each compensated by the

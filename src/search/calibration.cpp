@@ -112,7 +112,7 @@ std::vector<int> resolve_lengths(const Tokenizer& tok, const CalibrationOptions&
   if (!o.lengths.empty()) return o.lengths;
   const std::string& spec = o.objective;
   if (spec == "niah" || spec.rfind("niah:", 0) == 0) {
-    const int room = 4 * (o.window + o.sinks);
+    const int room = 2 * (o.window + o.sinks);
     return {niah_auto_length(tok, parse_niah_suite(spec), Split::calib, chat_wrap_for(tok, o.chat), room,
                              o.max_length)};
   }

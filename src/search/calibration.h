@@ -19,7 +19,7 @@ namespace bosch::search {
 struct CalibrationOptions {
   std::string objective = "niah";
   // Empty = auto: niah, the shortest power of two that holds every family's prompt plus
-  // 4 * (window + sinks) haystack tokens (so needles can sit outside the window); text and
+  // 2 * (window + sinks) haystack tokens (so needles can sit outside the window); text and
   // longbench, min(1024, max_length).
   std::vector<int> lengths;
   int max_length = 1 << 20;  // the model's context (auto lengths stay within it)

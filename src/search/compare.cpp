@@ -176,7 +176,8 @@ SearchResult run_search_at(Objective& calib, const CompareOptions& opt, const st
   eo.config["sinks"] = opt.sinks;
   eo.config["objective"] = calib.describe();
   if (!opt.journal_dir.empty()) {
-    eo.journal_path = fmt::format("{}/{}-r{}.jsonl", opt.journal_dir, method, ratio);
+    // The run holding bosch / bosch-plus / bosch-single keeps the name it always had.
+    eo.journal_path = fmt::format("{}/{}-r{}.jsonl", opt.journal_dir, is_bosch_run_method(method) ? "search" : method, ratio);
     // Ratios the killed run had not reached yet have no journal: they start afresh.
     eo.resume = opt.resume && std::filesystem::exists(eo.journal_path);
   }

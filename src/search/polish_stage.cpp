@@ -34,8 +34,8 @@ namespace {
 // the smallest conversion marginals, so the count of SWA heads is kept. Tried in order of
 // predicted change; the first strict improvement is taken. Returns 1 when one was.
 template <class Eval, class Exhausted>
-int restore_groups(HeadBits& assignment, const std::vector<double>& marginal, double& cur_loss, Eval& eval,
-                   Exhausted& exhausted, PolishResult& r) {
+int restore_groups(HeadBits& assignment, const std::vector<double>& marginal, const std::vector<double>* prior,
+                   double& cur_loss, Eval& eval, Exhausted& exhausted, PolishResult& r) {
   const int N = static_cast<int>(assignment.size());
   const int H = N / std::max(1, static_cast<int>(r.layers));
   const double unknown = std::numeric_limits<double>::infinity();
@@ -51,10 +51,16 @@ int restore_groups(HeadBits& assignment, const std::vector<double>& marginal, do
       if (t / H == l) g.push_back(t);
     if (g.size() >= 2) groups.push_back(g);
   }
+  // Pairs: single marginals cannot see an AND circuit (restoring one of its heads gains
+  // nothing), so with a prior (each head's cost when converted alone in the full model) the
+  // pool is the SWA heads that cost most alone; without one, those whose restoration helps most.
+  std::vector<int> by_prior = swa;
+  if (prior)
+    std::stable_sort(by_prior.begin(), by_prior.end(), [&](int a, int b) { return (*prior)[a] > (*prior)[b]; });
   const int pool = std::min<int>(static_cast<int>(swa.size()), restoration_pairs_pool(H));
   for (int a = 0; a < pool; ++a)
     for (int b = a + 1; b < pool; ++b)
-      if (swa[a] / H != swa[b] / H) groups.push_back({swa[a], swa[b]});
+      if (by_prior[a] / H != by_prior[b] / H) groups.push_back({by_prior[a], by_prior[b]});
   std::vector<std::pair<double, HeadBits>> cands;
   for (const auto& g : groups) {
     if (g.size() > full.size()) continue;
@@ -82,7 +88,8 @@ int restore_groups(HeadBits& assignment, const std::vector<double>& marginal, do
 
 }  // namespace
 
-PolishResult run_polish_stage(Evaluator& ev, const SearchOptions& opt, HeadBits& assignment) {
+PolishResult run_polish_stage(Evaluator& ev, const SearchOptions& opt, HeadBits& assignment,
+                              const std::vector<double>* prior) {
   PolishResult r;
   r.layers = ev.n_layers();
   const int N = static_cast<int>(assignment.size());
@@ -136,7 +143,7 @@ PolishResult run_polish_stage(Evaluator& ev, const SearchOptions& opt, HeadBits&
       }
     }
     // Restorations: where no single swap helped, a group of SWA heads back to full at once.
-    if (accepted == 0) accepted = restore_groups(assignment, marginal, cur_loss, eval, exhausted, r);
+    if (accepted == 0) accepted = restore_groups(assignment, marginal, prior, cur_loss, eval, exhausted, r);
     if (accepted == 0) break;
   }
   ev.set_progress(nullptr);

@@ -81,6 +81,29 @@ std::string markdown_table(const CompareResult& r) {
   return out;
 }
 
+std::string versus_markdown(const CompareResult& r) {
+  std::string out;
+  for (const auto& row : r.rows) {
+    if (!row.vs_baseline) continue;
+    if (out.empty())
+      out = fmt::format("Search methods against the best baseline on test at each ratio: normalized test score "
+                        "difference, mean and 95% paired-bootstrap interval over the {} test samples ({} resamples); "
+                        "calibration S^ beside test S^, and the cost.\n\n"
+                        "| ratio | method | calib S^ | test S^ | best baseline (test S^) | difference [95% CI] | "
+                        "evaluations | seconds |\n|---|---|---|---|---|---|---|---|\n",
+                        row.vs_baseline->samples, row.vs_baseline->resamples);
+    const CompareRow* b = r.find(row.vs_baseline->baseline, row.ratio);
+    const auto& v = *row.vs_baseline;
+    const char* verdict = v.lo > 0 ? " (better)" : v.hi < 0 ? " (worse)" : "";
+    out += fmt::format("| {} | {} | {} | {} | {} ({}) | {:+.3f} [{:+.3f}, {:+.3f}]{} | {} | {:.1f} |\n", row.ratio,
+                       row.method, row.calib_normalized ? num(*row.calib_normalized) : std::string("n/a"),
+                       row.normalized ? num(*row.normalized) : std::string("n/a"), v.baseline,
+                       b && b->normalized ? num(*b->normalized) : std::string("n/a"), v.diff, v.lo, v.hi, verdict,
+                       row.evaluations, row.seconds);
+  }
+  return out;
+}
+
 std::string turnover_markdown(const std::vector<Turnover>& t) {
   if (t.empty() || t[0].from.empty()) return "Head turnover: needs at least two ratios.\n";
   std::vector<std::string> cols;
@@ -169,7 +192,7 @@ std::vector<std::string> write_compare_report(const CompareResult& r, const std:
                                       fmt::format("{} at ratio {} (K = {}), blue = SWA", row.method, row.ratio, row.k)));
     written.push_back(p);
   }
-  std::string md = fmt::format("# {}\n\n{}\n{}\n{}", title, markdown_table(r), turnover_markdown(head_turnover(r)),
+  std::string md = fmt::format("# {}\n\n{}\n{}\n{}\n{}", title, markdown_table(r), versus_markdown(r), turnover_markdown(head_turnover(r)),
                                sensitivity_markdown(r));
   md += "\nCost to build each mask (calibration evaluations / seconds):\n\n";
   md += header("ratio", r.methods);

@@ -28,6 +28,8 @@ std::vector<Turnover> head_turnover(const CompareResult& r);
 // references line. Deterministic: tests compare it literally.
 std::string markdown_table(const CompareResult& r);
 std::string turnover_markdown(const std::vector<Turnover>& t);
+// Search methods vs the best baseline per ratio: calibration and test S^, paired-bootstrap CI, cost.
+std::string versus_markdown(const CompareResult& r);
 // One row per layer: stage-1 drop, weight and SWA count per ratio of each search run.
 std::string sensitivity_markdown(const CompareResult& r);
 // Layers x (ratio) heatmap of the stage-1 drops.

@@ -1,0 +1,75 @@
+// The main commands run on the embedded default model with their default data settings (no
+// --lengths, --objective, --depths: the NIAH length is derived from the model and the families).
+// Only budgets are made small, through flags, so the test stays short.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "util/atomic_file.h"
+
+namespace {
+
+std::string bosch_bin() {
+  const char* b = std::getenv("BOSCH_BIN");
+  return b ? b : std::string(BOSCH_BINARY_DIR) + "/bosch";
+}
+
+std::filesystem::path temp_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+int run(const std::string& args, const std::filesystem::path& log) {
+  const std::string cmd = "cd " + std::string(BOSCH_SOURCE_DIR) + " && BOSCH_QUIET=1 " + bosch_bin() + " " + args +
+                          " > " + log.string() + " 2>&1";
+  return std::system(cmd.c_str());
+}
+
+int swa_count(const nlohmann::json& mask) {
+  int ones = 0;
+  for (const auto& layer : mask["swa"])
+    for (const auto& b : layer) ones += b.get<int>();
+  return ones;
+}
+
+// Budgets and sample counts small (flags); lengths, objective and window stay at their defaults.
+const std::string kSmallBudgets = " --budget-probe 2 --budget-group 2 --budget-polish 4 --depths 1";
+
+}  // namespace
+
+TEST(DefaultsCli, SearchBaselineAndCompareRunWithOnlyTheRatio) {
+  ASSERT_TRUE(std::filesystem::exists(bosch_bin())) << bosch_bin() << " not built";
+  const auto dir = temp_dir("bosch_defaults_cli");
+  const auto log = dir / "log.txt";
+
+  const auto mask = (dir / "m.json").string();
+  ASSERT_EQ(run("search --ratio 0.75 --out " + mask + kSmallBudgets, log), 0) << bosch::read_file(log.string());
+  const auto m = nlohmann::json::parse(bosch::read_file(mask));
+  EXPECT_EQ(swa_count(m), 24);  // round(0.75 * 8 * 4)
+  EXPECT_EQ(m["provenance"]["method"], "bosch-plus");
+  // The starts of bosch-plus: the three stages, its sweep's ablation and gate, the static rankings.
+  EXPECT_GE(m["provenance"]["starts"].size(), 4u);
+
+  const auto base = (dir / "b.json").string();
+  ASSERT_EQ(run("baseline --method ablation --ratio 0.75 --depths 1 --out " + base, log), 0) << bosch::read_file(log.string());
+  EXPECT_EQ(swa_count(nlohmann::json::parse(bosch::read_file(base))), 24);
+
+  const auto out = (dir / "c.json").string();
+  ASSERT_EQ(run("compare --ratios 0.75 --methods bosch,bosch-plus,ablation --test-depths 1 --json " + out + kSmallBudgets, log), 0)
+      << bosch::read_file(log.string());
+  const auto c = nlohmann::json::parse(bosch::read_file(out));
+  ASSERT_EQ(c["results"].size(), 3u);
+  for (const auto& r : c["results"]) {
+    EXPECT_EQ(r["k"], 24);
+    EXPECT_TRUE(r["calibration_normalized"].is_number()) << r["method"];
+  }
+  // The auto length: 1024 tokens for the default model's families (512 cannot hold multikey).
+  EXPECT_EQ(c["settings"]["test_lengths"], nlohmann::json::array({1024}));
+  EXPECT_TRUE(c["results"][1].contains("vs_best_baseline"));
+  std::filesystem::remove_all(dir);
+}
