@@ -197,6 +197,21 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt);
 HeadBits run_multi_search(Evaluator& ev, const SearchOptions& opt, int k_total, SearchResult& r);
 HeadBits run_layer_search(Evaluator& ev, const SearchOptions& opt, int k_total, SearchResult& r);
 
+// A stage's evaluation counter: fresh evaluations against its budget, plus a stall guard
+// (consecutive re-requested masks) so a stage whose space is exhausted stops.
+struct BudgetedEval {
+  Evaluator& ev;
+  int budget, stall_max;
+  int used = 0, stall = 0;
+  bool exhausted() const { return used >= budget || stall >= stall_max; }
+  Evaluation eval(const HeadBits& b) {
+    Evaluation e = ev.evaluate(b);
+    if (e.fresh) ++used, stall = 0;
+    else ++stall;
+    return e;
+  }
+};
+
 // Independent RNG stream for (seed, stage, index), so stages never share random state.
 Rng stream_rng(uint64_t seed, uint64_t stage, uint64_t index);
 int stall_limit(const SearchOptions& opt, int budget);

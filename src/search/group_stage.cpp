@@ -37,20 +37,8 @@ int exact_repair_limit(const SearchOptions& opt, int H) {
   return opt.exact_repair > 0 ? opt.exact_repair : 3 * H;
 }
 
-struct GroupSearch {
-  Evaluator& ev;
-  int budget, stall_max;
-  int used = 0, stall = 0;
-  bool exhausted() const { return used >= budget || stall >= stall_max; }
-  Evaluation eval(const HeadBits& b) {
-    Evaluation e = ev.evaluate(b);
-    if (e.fresh) ++used, stall = 0;
-    else ++stall;
-    return e;
-  }
-};
+using GroupSearch = BudgetedEval;
 
-// Every combination of the per-layer choices (mixed radix), keeping the best (strictly).
 void exhaustive_group(GroupSearch& s, const std::vector<int>& layers, int H, HeadBits& cur,
                       double& cur_loss) {
   std::vector<std::vector<std::vector<int>>> choices;

@@ -66,20 +66,6 @@ std::vector<NamedRanking> sweep_rankings(Evaluator& ev) {
 
 namespace {
 
-// A stage's evaluation counter with the stall guard of the other stages.
-struct Budgeted {
-  Evaluator& ev;
-  int budget, stall_max;
-  int used = 0, stall = 0;
-  bool exhausted() const { return used >= budget || stall >= stall_max; }
-  Evaluation eval(const HeadBits& b) {
-    Evaluation e = ev.evaluate(b);
-    if (e.fresh) ++used, stall = 0;
-    else ++stall;
-    return e;
-  }
-};
-
 // Whole layers `swa_layers` SWA, plus `rem` heads (lowest indices) of layer `partial` (-1: none).
 HeadBits layer_mask(const std::vector<int>& swa_layers, int partial, int rem, int L, int H) {
   HeadBits b(static_cast<size_t>(L) * H, 0);
@@ -116,7 +102,7 @@ HeadBits run_layer_search(Evaluator& ev, const SearchOptions& opt, int k_total, 
   const int L = ev.n_layers(), H = ev.n_heads();
   const int m = k_total / H, rem = k_total % H;
   const int budget = opt.budget_layer >= 0 ? opt.budget_layer : L * L;
-  Budgeted s{ev, budget, stall_limit(opt, budget)};
+  BudgetedEval s{ev, budget, stall_limit(opt, budget)};
   ev.set_stage("layers");
   Progress progress("search (layer granularity)", static_cast<size_t>(budget));
   ev.set_progress(&progress);

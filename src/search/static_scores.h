@@ -48,6 +48,9 @@ using AttentionRowFn = std::function<void(int layer, int q_head, int row, const 
 void for_each_attention_row(const Model& m, const std::vector<int32_t>& tokens,
                             const std::vector<int>& rows, const AttentionRowFn& fn);
 
+// Per (layer, KV head): the mean of per-query-head values [n_layers * n_heads] over its GQA group.
+HeadScores group_average(const Model& m, const std::vector<double>& per_q_head);
+
 // ---- attention statistics of the full model ----
 // Attention-mass locality: share of attention probability inside the window (+ sinks), over
 // the rows where SWA hides something (i >= window + sinks; all rows if the sequence is shorter),

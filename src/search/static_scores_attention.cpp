@@ -38,7 +38,15 @@ float dot(const float* a, const float* b, int n) {
   return r;
 }
 
-// Sums per (layer, KV head) of per-query-head accumulators, divided by the group size.
+void check_tokens(const Model& m, const std::vector<int32_t>& tokens, const char* what) {
+  check(!tokens.empty(), "{}: empty token sequence", what);
+  for (int32_t t : tokens)
+    check(t >= 0 && t < m.config().vocab_size, "{}: token id {} outside the vocabulary [0, {})", what, t,
+          m.config().vocab_size);
+}
+
+}  // namespace
+
 HeadScores group_average(const Model& m, const std::vector<double>& per_q_head) {
   const auto& c = m.config();
   HeadScores s{c.n_layers, c.n_kv_heads, std::vector<double>(static_cast<size_t>(c.n_layers) * c.n_kv_heads, 0)};
@@ -48,15 +56,6 @@ HeadScores group_average(const Model& m, const std::vector<double>& per_q_head) 
       s.values[static_cast<size_t>(l) * c.n_kv_heads + qh / g] += per_q_head[static_cast<size_t>(l) * c.n_heads + qh] / g;
   return s;
 }
-
-void check_tokens(const Model& m, const std::vector<int32_t>& tokens, const char* what) {
-  check(!tokens.empty(), "{}: empty token sequence", what);
-  for (int32_t t : tokens)
-    check(t >= 0 && t < m.config().vocab_size, "{}: token id {} outside the vocabulary [0, {})", what, t,
-          m.config().vocab_size);
-}
-
-}  // namespace
 
 void for_each_attention_row(const Model& m, const std::vector<int32_t>& tokens,
                             const std::vector<int>& rows, const AttentionRowFn& fn) {

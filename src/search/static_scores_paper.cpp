@@ -26,15 +26,6 @@ std::vector<int32_t> forced_tokens(const TaskSample& s) {
   return t;
 }
 
-HeadScores per_kv(const ModelConfig& c, const std::vector<double>& per_q_head) {
-  HeadScores s{c.n_layers, c.n_kv_heads, std::vector<double>(static_cast<size_t>(c.n_layers) * c.n_kv_heads, 0)};
-  const int g = c.group_size();
-  for (int l = 0; l < c.n_layers; ++l)
-    for (int qh = 0; qh < c.n_heads; ++qh)
-      s.values[static_cast<size_t>(l) * c.n_kv_heads + qh / g] += per_q_head[static_cast<size_t>(l) * c.n_heads + qh] / g;
-  return s;
-}
-
 }  // namespace
 
 HeadScores peak_lag_scores(const Model& m, const std::vector<TaskSample>& calib) {
@@ -55,7 +46,7 @@ HeadScores peak_lag_scores(const Model& m, const std::vector<TaskSample>& calib)
   }
   check(n_rows > 0, "APL score: the calibration samples have no answer rows");
   for (auto& x : acc) x /= static_cast<double>(n_rows);
-  return per_kv(c, acc);
+  return group_average(m, acc);
 }
 
 HeadScores qada_scores(const Model& m, const std::vector<TaskSample>& calib, int window, int sinks) {
@@ -130,7 +121,7 @@ HeadScores qada_scores(const Model& m, const std::vector<TaskSample>& calib, int
   }
   check(n_rows > 0, "QAdA score: every calibration sample is shorter than window + sinks = {}", window + sinks);
   for (auto& x : acc) x /= static_cast<double>(n_rows);
-  return per_kv(c, acc);
+  return group_average(m, acc);
 }
 
 HeadScores proxy_scores(const Model& m, const std::vector<TaskSample>& calib, int window, int sinks) {
