@@ -27,7 +27,7 @@ void add_experiment_options(CLI::App& app, search::ExperimentOptions& e, bool& n
   app.add_option("--window", e.window, "SWA window W (recent tokens, the current one included)")
       ->capture_default_str()->check(CLI::Range(1, 1 << 24));
   app.add_option("--sinks", e.sinks, "SWA sink tokens S")->capture_default_str()->check(CLI::Range(0, 1 << 20));
-  app.add_option("--objective", e.calib.objective, "calibration: niah[:families], text:FILE or longbench:DIR")
+  app.add_option("--objective", e.calib.objective, "calibration: niah[:families], text:FILE or longbench:DIR; compare also synthetic:SHAPE[:SEED] (the search simulator, no model: docs/simulator.md)")
       ->capture_default_str();
   app.add_option("--lengths", e.calib.lengths, "calibration sample lengths in tokens (default: auto, the shortest power of two that fits every NIAH family with room for haystack)")->delimiter(',');
   app.add_option("--depths", e.calib.depths, "niah: needle depths per length")->capture_default_str();

@@ -19,6 +19,7 @@
 #include "search/compare.h"
 #include "search/memo_objective.h"
 #include "search/report.h"
+#include "search/simulated_compare.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
@@ -38,9 +39,44 @@ struct CompareCliOptions {
   int64_t test_seed = -1;         // default: --seed (the split alone keeps the data disjoint)
   std::string test_objective;     // "": the NIAH test split of the calibration families
   bool no_chat = false, resume = false;
+  int instances = 100;            // simulator objectives: seeded instances
 };
 
+// --objective synthetic:SHAPE[:SEED]: no model; every method that needs no weights on seeded
+// simulator instances (search/simulated_compare.h).
+void run_simulated_compare_cli(const CompareCliOptions& o) {
+  search::SimulatedCompareOptions so;
+  so.spec = search::parse_simulator_spec(o.exp.calib.objective);
+  so.instances = o.instances;
+  so.compare.ratios = search::parse_ratios(o.ratios);
+  for (const auto& m : search::parse_compare_methods(o.methods, false))
+    if (o.methods != "all" || !search::needs_model_weights(m)) so.compare.methods.push_back(m);
+  if (o.methods == "all")  // a simulated evaluation costs microseconds: bosch-multi too
+    so.compare.methods.insert(so.compare.methods.begin() + 4, "bosch-multi");
+  so.compare.search = o.search;
+  so.compare.alpha = o.alpha;
+  so.compare.window = o.exp.window;
+  so.compare.sinks = o.exp.sinks;
+  check(o.journal_dir.empty() && !o.resume, "--journal-dir/--resume: a simulator compare takes seconds per "
+        "instance and keeps no journal");
+  const search::SimulatedCompareResult r = search::run_simulated_compare(so);
+  const std::string md = search::simulated_markdown(r);
+  fmt::print("{}", md);
+  nlohmann::json j = r.to_json();
+  j["settings"] = {{"objective", o.exp.calib.objective}, {"search", o.search.to_json()}, {"alpha", o.alpha},
+                   {"window", o.exp.window}, {"sinks", o.exp.sinks}};
+  if (!o.json_out.empty()) write_file_atomic(o.json_out, j.dump(2) + "\n");
+  if (!o.report_dir.empty()) {
+    std::filesystem::create_directories(o.report_dir);
+    write_file_atomic(o.report_dir + "/report.md",
+                      fmt::format("# bosch compare: {}\n\n{}", o.exp.calib.objective, md));
+    write_file_atomic(o.report_dir + "/compare.json", j.dump(2) + "\n");
+    std::fprintf(stderr, "compare: wrote %s/report.md and compare.json\n", o.report_dir.c_str());
+  }
+}
+
 void run_compare_cli(CompareCliOptions o) {
+  if (search::is_simulator_spec(o.exp.calib.objective)) return run_simulated_compare_cli(o);
   const std::vector<double> ratios = search::parse_ratios(o.ratios);
   std::vector<std::string> methods = search::parse_compare_methods(o.methods, !o.exp.duo_dir.empty());
   if (o.exp.calib.objective.rfind("text:", 0) == 0) {  // text has no needles to score retrieval on
@@ -177,6 +213,8 @@ CommandRegistrar reg("compare", "the search and every baseline at several ratios
   app.add_flag("--resume", o->resume,
                "continue a killed compare: replay the searches journaled in --journal-dir (same masks)")
       ->needs("--journal-dir");
+  app.add_option("--instances", o->instances, "--objective synthetic:SHAPE[:SEED]: simulator instances (seeds SEED, SEED+1, ...)")
+      ->capture_default_str()->check(CLI::Range(1, 100000));
   app.add_option("--json", o->json_out, "write the results as JSON ({\"results\": [...]})");
   app.add_option("--report", o->report_dir, "write report.md, masks/*.svg, masks/*.json, sensitivity.svg, compare.json into DIR");
   app.callback([o] { run_compare_cli(*o); });

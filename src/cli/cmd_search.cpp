@@ -11,6 +11,7 @@
 #include "search/baseline_setup.h"
 #include "search/baseline.h"
 #include "search/bosch_search.h"
+#include "search/simulator.h"
 #include "search/synthetic_objective.h"
 #include "util/error.h"
 
@@ -52,7 +53,14 @@ void run_search(SearchCliOptions o) {
   MaskModelInfo info;
   std::string model_path;
   if (o.exp.calib.objective.rfind("synthetic:", 0) == 0) {  // smoke runs without a model
-    synthetic = search::make_synthetic_objective(o.exp.calib.objective);
+    if (search::is_simulator_spec(o.exp.calib.objective)) {  // a Qwen3-shaped simulator instance
+      const search::SimulatorSpec spec = search::parse_simulator_spec(o.exp.calib.objective);
+      synthetic = std::make_unique<search::SimulatedObjective>(
+          std::make_shared<const search::SimulatedModel>(search::SimulatedModel::draw(spec.params, spec.seed)),
+          search::SimulatedSplit::calibration);
+    } else {
+      synthetic = search::make_synthetic_objective(o.exp.calib.objective);
+    }
     objective = synthetic.get();
     info.arch = "synthetic";
     info.n_layers = objective->n_layers();
@@ -130,7 +138,8 @@ CommandRegistrar reg("search", "BOSCH search: choose which KV heads become slidi
   app.add_option("--sinks", o->exp.sinks, "SWA sink tokens S")->capture_default_str()->check(CLI::Range(0, 1 << 20));
   app.add_option("--objective", o->exp.calib.objective,
                  "niah[:families] (calibration split), text:FILE (-NLL), longbench:DIR, or "
-                 "synthetic:LxH[:SEED] (no model; for testing)")->capture_default_str();
+                 "synthetic:LxH[:SEED] (a small planted objective, for testing) or synthetic:SHAPE[:SEED] (the search "
+                 "simulator at Qwen3 scale: qwen3-1.7b, qwen3-8b, qwen3-14b, qwen3-30b-a3b; docs/simulator.md)")->capture_default_str();
   app.add_option("--lengths", o->exp.calib.lengths, "calibration sample lengths in tokens (default: auto, "
                  "the shortest power of two that fits every NIAH family with room for haystack)")->delimiter(',');
   app.add_option("--depths", o->exp.calib.depths, "niah: needle depths per length")->capture_default_str();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 
@@ -15,11 +16,16 @@ std::string fmt_seconds(double s) {
   if (t >= 60) return fmt::format("{}m{:02}s", t / 60, t % 60);
   return fmt::format("{}s", t);
 }
+std::atomic<int> quiet_scopes{0};
 }  // namespace
+
+bool progress_quiet() { return quiet_scopes.load() > 0 || std::getenv("BOSCH_QUIET") != nullptr; }
+QuietScope::QuietScope() { ++quiet_scopes; }
+QuietScope::~QuietScope() { --quiet_scopes; }
 
 Progress::Progress(std::string label, size_t total)
     : label_(std::move(label)), total_(total), start_(std::chrono::steady_clock::now()),
-      last_(start_), quiet_(std::getenv("BOSCH_QUIET") != nullptr) {}
+      last_(start_), quiet_(progress_quiet()) {}
 
 Progress::~Progress() { finish(); }
 

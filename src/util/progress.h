@@ -7,6 +7,17 @@
 
 namespace bosch {
 
+// True while BOSCH_QUIET is set or a QuietScope is alive: progress lines and stage summaries
+// stay silent (the inner runs of a larger job that reports its own progress).
+bool progress_quiet();
+class QuietScope {
+ public:
+  QuietScope();
+  ~QuietScope();
+  QuietScope(const QuietScope&) = delete;
+  QuietScope& operator=(const QuietScope&) = delete;
+};
+
 class Progress {
  public:
   Progress(std::string label, size_t total);
