@@ -8,11 +8,8 @@
 
 #include "cli/command.h"
 #include "masks/mask_file.h"
-#include "search/baseline_setup.h"
-#include "search/baseline.h"
+#include "search/experiment.h"
 #include "search/bosch_search.h"
-#include "search/simulator.h"
-#include "search/synthetic_objective.h"
 #include "util/error.h"
 
 namespace bosch::cli {
@@ -27,18 +24,6 @@ struct SearchCliOptions {
   std::string starts = "locality,razor,retrieval,apl,qada";
 };
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (b <= s.size()) {
-    size_t e = s.find(',', b);
-    if (e == std::string::npos) e = s.size();
-    if (e > b) out.push_back(s.substr(b, e - b));
-    b = e + 1;
-  }
-  return out;
-}
-
 void run_search(SearchCliOptions o) {
   check(!o.out.empty(), "--out: give the mask file to write");
   check(o.journal.empty() || o.resume.empty() || o.journal == o.resume,
@@ -47,41 +32,13 @@ void run_search(SearchCliOptions o) {
   o.exp.chat = !o.no_chat;
   o.exp.seed = o.search.seed;
 
-  search::Experiment e;  // empty for synthetic objectives
-  std::unique_ptr<search::Objective> synthetic;
-  search::Objective* objective = nullptr;
-  MaskModelInfo info;
-  std::string model_path;
-  if (o.exp.calib.objective.rfind("synthetic:", 0) == 0) {  // smoke runs without a model
-    if (search::is_simulator_spec(o.exp.calib.objective)) {  // a Qwen3-shaped simulator instance
-      const search::SimulatorSpec spec = search::parse_simulator_spec(o.exp.calib.objective);
-      synthetic = std::make_unique<search::SimulatedObjective>(
-          std::make_shared<const search::SimulatedModel>(search::SimulatedModel::draw(spec.params, spec.seed)),
-          search::SimulatedSplit::calibration);
-    } else {
-      synthetic = search::make_synthetic_objective(o.exp.calib.objective);
-    }
-    objective = synthetic.get();
-    info.arch = "synthetic";
-    info.n_layers = objective->n_layers();
-    info.n_kv_heads = info.n_heads = objective->n_heads();
-    info.identity = objective->describe();
-  } else {
-    model_path = o.exp.model = resolve_model(o.exp.model);
-    e = search::make_experiment(o.exp, true);
-    objective = e.objective.get();
-    info = e.info;
-    if (o.search.method == "bosch-plus" && o.starts != "none") {  // static rankings as starts
-      search::BaselineInputs in = e.baseline_inputs();
-      in.seed = o.search.seed;
-      search::BaselineRunner runner(in);
-      for (const auto& name : split_list(o.starts)) {
-        check(search::is_static_start_ranking(name), "--starts {}: expected none or a list of locality, razor, "
-              "retrieval, apl, qada, proxy", name);
-        o.search.starts.push_back({search::canonical_baseline(name), runner.importance(name)});
-      }
-    }
-  }
+  const bool needs_model = search::parse_objective_spec(o.exp.calib.objective).needs_model();
+  const std::string model_path = needs_model ? resolve_model(o.exp.model) : "";
+  o.exp.model = model_path;
+  search::Experiment e = search::make_experiment(o.exp, true);
+  search::Objective* objective = &e.search_objective();
+  const MaskModelInfo& info = e.info;
+  if (o.search.method == "bosch-plus") o.search.starts = search::start_rankings(e, o.starts, o.search.seed);
   const int window = o.exp.window, sinks = o.exp.sinks;
 
   search::EvaluatorOptions eo;

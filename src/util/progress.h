@@ -1,5 +1,6 @@
-// Progress line with rate and ETA on stderr, redrawn at most every 200 ms. Silent when
-// BOSCH_QUIET is set. Anything longer than a few seconds reports through this.
+// Progress with rate and ETA on stderr: one line redrawn at most every 200 ms on a terminal,
+// a plain line every 10 s when piped. Silent when BOSCH_QUIET is set. Anything longer than a
+// few seconds reports through this.
 #pragma once
 #include <chrono>
 #include <cstddef>
@@ -32,7 +33,7 @@ class Progress {
   size_t total_, done_ = 0;
   std::string note_;
   std::chrono::steady_clock::time_point start_, last_;
-  bool finished_ = false, quiet_;
+  bool finished_ = false, quiet_, tty_;
 };
 
 }  // namespace bosch
