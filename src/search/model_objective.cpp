@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/ops.h"
 #include "model/attention_plan.h"
 #include "tasks/scoring.h"
 #include "util/error.h"
@@ -44,6 +45,51 @@ ModelObjective::ModelObjective(const Model& m, std::vector<TaskSample> samples,
     seq.insert(seq.end(), s.continuation_ids.begin(), s.continuation_ids.end() - 1);
     m_.embed(seq.data(), layout_.n_tokens[i], embedded_.data() + layout_.offset[i]);
   }
+  if (opt_.kl_weight > 0) {  // the full model's answer distributions, once
+    check(opt_.kl_weight < 1e6, "--kl-weight {}: expected a value in [0, 1e6)", opt_.kl_weight);
+    const int V = m_.config().vocab_size;
+    int64_t rows = 0;
+    for (const auto& s : samples_) {
+      std::vector<int> r;
+      for (const auto& a : s.answers)
+        for (size_t t = 0; t < a.ids.size(); ++t) r.push_back(static_cast<int>(s.prompt_ids.size()) + a.begin - 1 + static_cast<int>(t));
+      rows += static_cast<int64_t>(r.size());
+      answer_rows_.push_back(std::move(r));
+    }
+    check(rows * V <= (int64_t(1) << 28), "--kl-weight: the full model's distributions at {} answer rows x {} "
+          "tokens would take {} MiB; use fewer calibration samples or --kl-weight 0", rows, V, rows * V * 4 >> 20);
+    const AttentionPlan full = m_.full_plan();
+    std::vector<float> h, lp;
+    for (size_t i = 0; i < samples_.size(); ++i) {
+      const int n = layout_.n_tokens[i];
+      h.assign(embedded_.begin() + layout_.offset[i], embedded_.begin() + layout_.offset[i] + static_cast<int64_t>(n) * d_);
+      m_.forward_layers(0, L_ - 1, h.data(), n, 0, full);
+      m_.forward_last_rows(L_ - 1, h.data(), n, first_scored_row(samples_[i]), full);
+      log_softmax_rows(h.data(), answer_rows_[i], lp);
+      ref_offset_.push_back(static_cast<int64_t>(ref_logprobs_.size()));
+      ref_logprobs_.insert(ref_logprobs_.end(), lp.begin(), lp.end());
+    }
+  }
+}
+
+void ModelObjective::log_softmax_rows(const float* hidden, const std::vector<int>& rows, std::vector<float>& out) const {
+  const int V = m_.config().vocab_size;
+  out.resize(rows.size() * static_cast<size_t>(V));
+  m_.logits(hidden, rows.data(), static_cast<int>(rows.size()), out.data());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    float* row = out.data() + r * V;
+    const float lse = static_cast<float>(log_sum_exp(row, V));
+    for (int v = 0; v < V; ++v) row[v] -= lse;
+  }
+}
+
+double ModelObjective::mean_kl(size_t sample, const float* hidden) const {
+  std::vector<float> lp;
+  log_softmax_rows(hidden, answer_rows_[sample], lp);
+  const float* ref = ref_logprobs_.data() + ref_offset_[sample];
+  double kl = 0;
+  for (size_t i = 0; i < lp.size(); ++i) kl += std::exp(static_cast<double>(ref[i])) * (ref[i] - lp[i]);
+  return std::max(0.0, kl / static_cast<double>(answer_rows_[sample].size()));
 }
 
 RawScore ModelObjective::evaluate(const HeadBits& swa) {
@@ -61,7 +107,7 @@ RawScore ModelObjective::evaluate(const HeadBits& swa) {
   // ones first: more candidates share them).
   const int n_keep = opt_.use_cache ? cache_.make_room(L_ - 1 - start, swa, start) : 0;
   std::vector<std::vector<float>> keep(n_keep, std::vector<float>(embedded_.size()));
-  double exact = 0, logprob = 0;
+  double exact = 0, logprob = 0, kl_sum = 0;
   std::vector<double> per_sample;
   std::vector<float> h;
   for (size_t i = 0; i < samples_.size(); ++i) {
@@ -78,9 +124,11 @@ RawScore ModelObjective::evaluate(const HeadBits& swa) {
     stats_.layer_forwards += L_ - start;
     stats_.layer_work += (L_ - 1 - start) + m_.layer_share_of_rows(n, row0);
     const SampleScore sc = score_sample_from_hidden(m_, h.data(), samples_[i]);
+    const double kl = opt_.kl_weight > 0 ? mean_kl(i, h.data()) : 0.0;
     exact += sc.score;
     logprob += sc.mean_logprob;
-    per_sample.push_back(opt_.exact_weight * sc.score + opt_.logprob_weight * sc.mean_logprob);
+    kl_sum += kl;
+    per_sample.push_back(opt_.exact_weight * sc.score + opt_.logprob_weight * sc.mean_logprob - opt_.kl_weight * kl);
   }
   for (int k = 0; k < n_keep; ++k) cache_.store(start + 1 + k, swa, std::move(keep[k]));
   const double ns = static_cast<double>(samples_.size());
@@ -89,7 +137,7 @@ RawScore ModelObjective::evaluate(const HeadBits& swa) {
   RawScore r;
   r.exact_rate = exact / ns;
   r.mean_logprob = logprob / ns;
-  r.value = opt_.exact_weight * r.exact_rate + opt_.logprob_weight * r.mean_logprob;
+  r.value = opt_.exact_weight * r.exact_rate + opt_.logprob_weight * r.mean_logprob - opt_.kl_weight * (kl_sum / ns);
   r.per_sample = std::move(per_sample);
   return r;
 }
@@ -97,9 +145,10 @@ RawScore ModelObjective::evaluate(const HeadBits& swa) {
 std::string ModelObjective::describe() const {
   size_t tokens = 0;
   for (int n : layout_.n_tokens) tokens += n;
-  return fmt::format("model {} | {} samples, {} tokens | {} | W={} S={} | S = {}*exact + {}*logprob",
+  const std::string kl = opt_.kl_weight > 0 ? fmt::format(" - {}*KL(full||mask)", opt_.kl_weight) : "";
+  return fmt::format("model {} | {} samples, {} tokens | {} | W={} S={} | S = {}*exact + {}*logprob{}",
                      m_.identity(), samples_.size(), tokens, opt_.description, opt_.window,
-                     opt_.sinks, opt_.exact_weight, opt_.logprob_weight);
+                     opt_.sinks, opt_.exact_weight, opt_.logprob_weight, kl);
 }
 
 }  // namespace bosch::search
