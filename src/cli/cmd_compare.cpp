@@ -15,16 +15,16 @@
 #include "cli/command.h"
 #include "masks/mask_file.h"
 #include "search/baseline.h"
-#include "search/baseline_setup.h"
+#include "cli/experiment_options.h"
+#include "search/experiment.h"
 #include "search/compare.h"
 #include "search/memo_objective.h"
 #include "search/report.h"
+#include "search/simulated_compare.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace bosch::cli {
-
-void add_baseline_experiment_options(CLI::App& app, search::ExperimentOptions& e, bool& no_chat);
 
 namespace {
 
@@ -38,30 +38,45 @@ struct CompareCliOptions {
   int64_t test_seed = -1;         // default: --seed (the split alone keeps the data disjoint)
   std::string test_objective;     // "": the NIAH test split of the calibration families
   bool no_chat = false, resume = false;
+  int instances = 100;            // simulator objectives: seeded instances
 };
 
+// --objective synthetic:SHAPE[:SEED]: no model; every method that needs no weights on seeded
+// simulator instances (search/simulated_compare.h).
+void run_simulated_compare_cli(const CompareCliOptions& o) {
+  search::SimulatedCompareOptions so;
+  so.spec = search::parse_simulator_spec(o.exp.calib.objective);
+  so.instances = o.instances;
+  so.compare.ratios = search::parse_ratios(o.ratios);
+  so.compare.methods = search::compare_methods(search::parse_objective_spec(o.exp.calib.objective), o.methods, false);
+  so.compare.search = o.search;
+  so.compare.alpha = o.alpha;
+  so.compare.window = o.exp.window;
+  so.compare.sinks = o.exp.sinks;
+  check(o.journal_dir.empty() && !o.resume, "--journal-dir/--resume: a simulator compare takes seconds per "
+        "instance and keeps no journal");
+  const search::SimulatedCompareResult r = search::run_simulated_compare(so);
+  const std::string md = search::simulated_markdown(r);
+  fmt::print("{}", md);
+  nlohmann::json j = r.to_json();
+  j["settings"] = {{"objective", o.exp.calib.objective}, {"search", o.search.to_json()}, {"alpha", o.alpha},
+                   {"window", o.exp.window}, {"sinks", o.exp.sinks}};
+  if (!o.json_out.empty()) write_file_atomic(o.json_out, j.dump(2) + "\n");
+  if (!o.report_dir.empty()) {
+    std::filesystem::create_directories(o.report_dir);
+    write_file_atomic(o.report_dir + "/report.md",
+                      fmt::format("# bosch compare: {}\n\n{}", o.exp.calib.objective, md));
+    write_file_atomic(o.report_dir + "/compare.json", j.dump(2) + "\n");
+    std::fprintf(stderr, "compare: wrote %s/report.md and compare.json\n", o.report_dir.c_str());
+  }
+}
+
 void run_compare_cli(CompareCliOptions o) {
+  const search::ObjectiveSpec spec = search::parse_objective_spec(o.exp.calib.objective);
+  if (spec.kind == search::ObjectiveKind::simulator) return run_simulated_compare_cli(o);
   const std::vector<double> ratios = search::parse_ratios(o.ratios);
-  std::vector<std::string> methods = search::parse_compare_methods(o.methods, !o.exp.duo_dir.empty());
-  if (o.exp.calib.objective.rfind("text:", 0) == 0) {  // text has no needles to score retrieval on
-    const auto it = std::find(methods.begin(), methods.end(), "retrieval");
-    if (it != methods.end()) {
-      check(o.methods == "all", "--methods retrieval: the retrieval score needs needles (niah or longbench "
-            "calibration), not --objective {}", o.exp.calib.objective);
-      methods.erase(it);
-      std::fprintf(stderr, "compare: retrieval left out of 'all' (no needles in a text calibration)\n");
-    }
-  }
-  if (o.test_objective.empty()) {
-    search::check_has_test_split(o.exp.calib.objective);
-  } else {
-    check(o.test_objective.rfind("text:", 0) == 0 || o.test_objective.rfind("longbench:", 0) == 0,
-          "--test-objective {}: expected text:FILE or longbench:DIR (NIAH objectives are scored on the "
-          "NIAH test split without it)", o.test_objective);
-    check(o.test_objective != o.exp.calib.objective,
-          "--test-objective {}: the same data as --objective; the masks must be scored on held-out data "
-          "(a different file or directory)", o.test_objective);
-  }
+  const std::vector<std::string> methods = search::compare_methods(spec, o.methods, !o.exp.duo_dir.empty());
+  search::check_test_objective(spec, o.test_objective);
   o.exp.model = resolve_model(o.exp.model);
   o.exp.chat = !o.no_chat;
   o.search.seed = o.exp.seed;
@@ -69,31 +84,17 @@ void run_compare_cli(CompareCliOptions o) {
 
   // Held-out test objective: the calibration objective's scoring on test-split NIAH samples,
   // or the objective the user names (its own scoring: -NLL for text).
-  const std::vector<int> test_lengths = o.test_lengths.empty() ? e.calibration.lengths : o.test_lengths;
-  const uint64_t test_seed = o.test_seed >= 0 ? static_cast<uint64_t>(o.test_seed) : o.exp.seed;
-  search::ModelObjectiveOptions to = e.objective_options;
-  to.use_cache = false;  // each test mask is scored once
-  std::vector<TaskSample> test_samples;
-  bool exact_metric = true;
-  if (o.test_objective.empty()) {
-    test_samples = search::niah_test_samples(*e.tokenizer, o.exp, test_lengths, o.test_depths, o.test_samples, test_seed);
-    to.description = "test split: " + std::to_string(test_samples.size()) + " NIAH samples";
-  } else {
-    search::CalibrationOptions tc = o.exp.calib;
-    tc.objective = o.test_objective;
-    tc.lengths = test_lengths;
-    tc.samples = o.test_samples;
-    tc.seed = test_seed;
-    tc.window = o.exp.window, tc.sinks = o.exp.sinks, tc.chat = o.exp.chat;
-    tc.solved_only = false;  // the test data stays unfiltered
-    tc.option = "--test-objective";
-    search::Calibration t = search::make_calibration(*e.tokenizer, tc, e.model.get());
-    test_samples = std::move(t.samples);
-    to.exact_weight = t.exact_weight;
-    to.logprob_weight = t.logprob_weight;
-    exact_metric = t.exact_weight > 0;
-    to.description = "test: " + t.description;
-  }
+  search::TestSetOptions tso;
+  tso.objective = o.test_objective;
+  tso.lengths = o.test_lengths;
+  tso.depths = o.test_depths;
+  tso.samples = o.test_samples;
+  tso.seed = o.test_seed >= 0 ? static_cast<uint64_t>(o.test_seed) : o.exp.seed;
+  search::TestSet ts = search::make_test_set(e, o.exp, tso);
+  const std::vector<int>& test_lengths = ts.lengths;
+  const bool exact_metric = ts.exact_metric;
+  const auto& to = ts.options;
+  const std::vector<TaskSample>& test_samples = ts.samples;
   search::ModelObjective test(*e.model, test_samples, to);
   std::fprintf(stderr, "compare: %zu calibration samples, %zu test samples, %zu methods x %zu ratios\n",
                e.calibration.samples.size(), test_samples.size(), methods.size(), ratios.size());
@@ -157,7 +158,7 @@ CommandRegistrar reg("compare", "the search and every baseline at several ratios
   app.add_option("--ratios", o->ratios, "SWA ratios, comma-separated")->capture_default_str();
   app.add_option("--methods", o->methods, "all, or a comma-separated list of bosch and baseline names (see bosch baseline --help)")
       ->capture_default_str();
-  add_baseline_experiment_options(app, o->exp, o->no_chat);
+  add_experiment_options(app, o->exp, o->no_chat);
   app.add_option("--test-lengths", o->test_lengths, "test sample lengths (default: --lengths)")->delimiter(',');
   app.add_option("--test-depths", o->test_depths, "test needle depths per length")->capture_default_str()->check(CLI::Range(1, 1001));
   app.add_option("--test-samples", o->test_samples, "test samples per (family, length, depth); text: chunks per length; longbench: per file")
@@ -177,6 +178,8 @@ CommandRegistrar reg("compare", "the search and every baseline at several ratios
   app.add_flag("--resume", o->resume,
                "continue a killed compare: replay the searches journaled in --journal-dir (same masks)")
       ->needs("--journal-dir");
+  app.add_option("--instances", o->instances, "--objective synthetic:SHAPE[:SEED]: simulator instances (seeds SEED, SEED+1, ...)")
+      ->capture_default_str()->check(CLI::Range(1, 100000));
   app.add_option("--json", o->json_out, "write the results as JSON ({\"results\": [...]})");
   app.add_option("--report", o->report_dir, "write report.md, masks/*.svg, masks/*.json, sensitivity.svg, compare.json into DIR");
   app.callback([o] { run_compare_cli(*o); });

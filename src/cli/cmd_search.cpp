@@ -8,10 +8,8 @@
 
 #include "cli/command.h"
 #include "masks/mask_file.h"
-#include "search/baseline_setup.h"
-#include "search/baseline.h"
+#include "search/experiment.h"
 #include "search/bosch_search.h"
-#include "search/synthetic_objective.h"
 #include "util/error.h"
 
 namespace bosch::cli {
@@ -26,18 +24,6 @@ struct SearchCliOptions {
   std::string starts = "locality,razor,retrieval,apl,qada";
 };
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (b <= s.size()) {
-    size_t e = s.find(',', b);
-    if (e == std::string::npos) e = s.size();
-    if (e > b) out.push_back(s.substr(b, e - b));
-    b = e + 1;
-  }
-  return out;
-}
-
 void run_search(SearchCliOptions o) {
   check(!o.out.empty(), "--out: give the mask file to write");
   check(o.journal.empty() || o.resume.empty() || o.journal == o.resume,
@@ -46,34 +32,13 @@ void run_search(SearchCliOptions o) {
   o.exp.chat = !o.no_chat;
   o.exp.seed = o.search.seed;
 
-  search::Experiment e;  // empty for synthetic objectives
-  std::unique_ptr<search::Objective> synthetic;
-  search::Objective* objective = nullptr;
-  MaskModelInfo info;
-  std::string model_path;
-  if (o.exp.calib.objective.rfind("synthetic:", 0) == 0) {  // smoke runs without a model
-    synthetic = search::make_synthetic_objective(o.exp.calib.objective);
-    objective = synthetic.get();
-    info.arch = "synthetic";
-    info.n_layers = objective->n_layers();
-    info.n_kv_heads = info.n_heads = objective->n_heads();
-    info.identity = objective->describe();
-  } else {
-    model_path = o.exp.model = resolve_model(o.exp.model);
-    e = search::make_experiment(o.exp, true);
-    objective = e.objective.get();
-    info = e.info;
-    if (o.search.method == "bosch-plus" && o.starts != "none") {  // static rankings as starts
-      search::BaselineInputs in = e.baseline_inputs();
-      in.seed = o.search.seed;
-      search::BaselineRunner runner(in);
-      for (const auto& name : split_list(o.starts)) {
-        check(search::is_static_start_ranking(name), "--starts {}: expected none or a list of locality, razor, "
-              "retrieval, apl, qada, proxy", name);
-        o.search.starts.push_back({search::canonical_baseline(name), runner.importance(name)});
-      }
-    }
-  }
+  const bool needs_model = search::parse_objective_spec(o.exp.calib.objective).needs_model();
+  const std::string model_path = needs_model ? resolve_model(o.exp.model) : "";
+  o.exp.model = model_path;
+  search::Experiment e = search::make_experiment(o.exp, true);
+  search::Objective* objective = &e.search_objective();
+  const MaskModelInfo& info = e.info;
+  if (o.search.method == "bosch-plus") o.search.starts = search::start_rankings(e, o.starts, o.search.seed);
   const int window = o.exp.window, sinks = o.exp.sinks;
 
   search::EvaluatorOptions eo;
@@ -104,18 +69,16 @@ void run_search(SearchCliOptions o) {
   MaskFile::from_plan(plan, info, o.search.ratio, prov, window, sinks).save(o.out);
 
   const auto j = r.to_json();
-  std::fprintf(stderr,
-               "search: done: %d/%zu heads SWA, S^=%.4f (exact %.3f, logprob %.4f), %lld "
-               "evaluations (%lld computed, %lld replayed, %lld memo hits) in %.1f s, %.2f "
-               "evaluations/s, layer forwards %lld vs naive %.0f (%.2fx fewer; %.2fx less work counting "
-               "the last layer's skipped rows)\n",
-               r.k_total, r.bits.size(), r.score, r.raw.exact_rate, r.raw.mean_logprob,
-               static_cast<long long>(r.evaluations), static_cast<long long>(r.computed),
-               static_cast<long long>(r.replayed), static_cast<long long>(r.memo_hits), r.seconds,
-               j["evaluations_per_second"].get<double>(),
-               static_cast<long long>(r.objective_stats.layer_forwards),
-               j["layer_forwards_naive"].get<double>(), j["layer_forward_saving"].get<double>(),
-               j["work_saving"].get<double>());
+  std::string cost;  // the hidden-state cache's saving; objectives without a model have none
+  if (j["layer_forwards_naive"].get<double>() > 0)
+    cost = fmt::format(", layer forwards {} vs naive {:.0f} ({:.2f}x fewer; {:.2f}x less work counting the last "
+                       "layer's skipped rows)", r.objective_stats.layer_forwards, j["layer_forwards_naive"].get<double>(),
+                       j["layer_forward_saving"].get<double>(), j["work_saving"].get<double>());
+  fmt::print(stderr,
+             "search: done: {}/{} heads SWA, S^={:.4f} (exact {:.3f}, logprob {:.4f}), {} evaluations ({} computed, "
+             "{} replayed, {} memo hits) in {:.1f} s ({:.2f} evaluations/s inside the objective){}\n",
+             r.k_total, r.bits.size(), r.score, r.raw.exact_rate, r.raw.mean_logprob, r.evaluations, r.computed,
+             r.replayed, r.memo_hits, r.seconds, j["evaluations_per_second"].get<double>(), cost);
   fmt::print("{}\n", o.out);
 }
 
@@ -130,7 +93,8 @@ CommandRegistrar reg("search", "BOSCH search: choose which KV heads become slidi
   app.add_option("--sinks", o->exp.sinks, "SWA sink tokens S")->capture_default_str()->check(CLI::Range(0, 1 << 20));
   app.add_option("--objective", o->exp.calib.objective,
                  "niah[:families] (calibration split), text:FILE (-NLL), longbench:DIR, or "
-                 "synthetic:LxH[:SEED] (no model; for testing)")->capture_default_str();
+                 "synthetic:LxH[:SEED] (a small planted objective, for testing) or synthetic:SHAPE[:SEED] (the search "
+                 "simulator at Qwen3 scale: qwen3-1.7b, qwen3-8b, qwen3-14b, qwen3-30b-a3b; docs/simulator.md)")->capture_default_str();
   app.add_option("--lengths", o->exp.calib.lengths, "calibration sample lengths in tokens (default: auto, "
                  "the shortest power of two that fits every NIAH family with room for haystack)")->delimiter(',');
   app.add_option("--depths", o->exp.calib.depths, "niah: needle depths per length")->capture_default_str();

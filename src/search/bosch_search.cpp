@@ -12,6 +12,7 @@
 
 #include "search/baseline_layers.h"
 #include "util/error.h"
+#include "util/progress.h"
 
 namespace bosch::search {
 
@@ -61,7 +62,7 @@ double since(Clock::time_point t0) {
 }
 
 void report(const StageSummary& s) {
-  if (std::getenv("BOSCH_QUIET")) return;
+  if (progress_quiet()) return;
   std::fprintf(stderr, "search: %-10s %6lld evaluations %8.1f s  S^=%.4f  %s\n", s.name.c_str(),
                static_cast<long long>(s.evaluations), s.seconds, s.best_score, s.detail.c_str());
 }

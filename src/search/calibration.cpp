@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "search/objective_spec.h"
 #include "tasks/longbench.h"
 #include "tasks/niah.h"
 #include "tasks/prompt_fit.h"
@@ -111,7 +112,7 @@ void keep_solved(const Model& m, Calibration& c) {
 std::vector<int> resolve_lengths(const Tokenizer& tok, const CalibrationOptions& o) {
   if (!o.lengths.empty()) return o.lengths;
   const std::string& spec = o.objective;
-  if (spec == "niah" || spec.rfind("niah:", 0) == 0) {
+  if (parse_objective_spec(spec, o.option).kind == ObjectiveKind::niah) {
     const int room = 2 * (o.window + o.sinks);
     return {niah_auto_length(tok, parse_niah_suite(spec), Split::calib, chat_wrap_for(tok, o.chat), room,
                              o.max_length)};
@@ -123,11 +124,12 @@ Calibration make_calibration(const Tokenizer& tok, const CalibrationOptions& opt
   CalibrationOptions o = opt;
   o.lengths = resolve_lengths(tok, opt);
   const std::string& spec = o.objective;
+  const ObjectiveSpec parsed = parse_objective_spec(spec, o.option);
   Calibration c;
-  if (spec == "niah" || spec.rfind("niah:", 0) == 0) c = niah_calibration(tok, o, spec);
-  else if (spec.rfind("text:", 0) == 0) c = text_calibration(tok, o, spec.substr(5));
-  else if (spec.rfind("longbench:", 0) == 0) c = longbench_calibration(tok, o, spec.substr(10));
-  else fail("{} {}: expected niah[:families], text:FILE, longbench:DIR or synthetic:LxH[:SEED]", o.option, spec);
+  if (parsed.kind == ObjectiveKind::niah) c = niah_calibration(tok, o, spec);
+  else if (parsed.kind == ObjectiveKind::text) c = text_calibration(tok, o, parsed.arg);
+  else if (parsed.kind == ObjectiveKind::longbench) c = longbench_calibration(tok, o, parsed.arg);
+  else fail("{} {}: a synthetic objective has no calibration samples (it needs no model)", o.option, spec);
   if (o.solved_only) {
     check(c.exact_weight > 0, "--calib-solved-only: the objective {} has no exact answers to solve", spec);
     check(model != nullptr, "--calib-solved-only: internal error: no model to check the samples with");

@@ -188,11 +188,12 @@ GroupResult optimise_group(Evaluator& ev, const SearchOptions& opt, const std::v
         std::vector<int> touched;
         for (int t : destroyed) {
           const int l = t / H;
+          cand[t] = 0;  // first, so a layer whose heads are all SWA offers t itself back
           std::vector<int> free;
           for (int h = 0; h < H; ++h)
             if (!cand[static_cast<size_t>(l) * H + h]) free.push_back(l * H + h);
           const int f = free[rng.below(free.size())];
-          cand[t] = 0, cand[f] = 1;
+          cand[f] = 1;
           touched.push_back(f);
         }
         cand_loss = s.eval(cand).loss;

@@ -1,11 +1,23 @@
-// Progress line with rate and ETA on stderr, redrawn at most every 200 ms. Silent when
-// BOSCH_QUIET is set. Anything longer than a few seconds reports through this.
+// Progress with rate and ETA on stderr: one line redrawn at most every 200 ms on a terminal,
+// a plain line every 10 s when piped. Silent when BOSCH_QUIET is set. Anything longer than a
+// few seconds reports through this.
 #pragma once
 #include <chrono>
 #include <cstddef>
 #include <string>
 
 namespace bosch {
+
+// True while BOSCH_QUIET is set or a QuietScope is alive: progress lines and stage summaries
+// stay silent (the inner runs of a larger job that reports its own progress).
+bool progress_quiet();
+class QuietScope {
+ public:
+  QuietScope();
+  ~QuietScope();
+  QuietScope(const QuietScope&) = delete;
+  QuietScope& operator=(const QuietScope&) = delete;
+};
 
 class Progress {
  public:
@@ -21,7 +33,7 @@ class Progress {
   size_t total_, done_ = 0;
   std::string note_;
   std::chrono::steady_clock::time_point start_, last_;
-  bool finished_ = false, quiet_;
+  bool finished_ = false, quiet_, tty_;
 };
 
 }  // namespace bosch

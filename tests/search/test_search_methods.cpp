@@ -129,6 +129,21 @@ TEST(SearchMethods, MultiAndSingleReturnExactlyK) {
   EXPECT_THROW(run_bosch_search(ev, bad), bosch::Error);
 }
 
+// Regression (found by the simulator at the Qwen3-30B-A3B shape): at a ratio where some layers
+// are entirely SWA, the LNS's random repair had no full head to move a destroyed head to and
+// divided by zero.
+TEST(SearchMethods, MultiHandlesLayersThatAreEntirelySwa) {
+  auto obj = make_synthetic_objective("synthetic:12x4:1");
+  Evaluator ev(*obj, quiet(0.875));
+  SearchOptions opt;
+  opt.method = "bosch-multi";
+  opt.ratio = 0.875;
+  opt.budget_multi = 200;
+  opt.destroy_fraction = 0.5;  // neighbourhoods beyond the exact repair: the random repair runs
+  SearchResult r = run_bosch_search(ev, opt);
+  EXPECT_EQ(count_ones(r.bits), 42);  // round(0.875 * 48)
+}
+
 TEST(SearchMethods, PairedBootstrapSeesOnlyAClearDifference) {
   std::vector<double> a(100), b(100);
   for (int i = 0; i < 100; ++i) a[i] = (i % 10 < 8) ? 1 : 0, b[i] = (i % 10 < 3) ? 1 : 0;
