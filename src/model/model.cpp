@@ -172,7 +172,7 @@ void Model::layer(int l, float* hidden, int n, int64_t pos0, const AttentionPlan
 
   if (cache) {
     check(row0 == 0, "a cached forward computes every row");
-    cache->attend(l, q, k, v, att, n, pos0, plan);
+    cache->attend(l, q, k, v, att, n, pos0);
   } else {
     check(pos0 == 0, "forward without a KV cache must start at position 0, got {}", pos0);
     attention(dense_attention_args(q, k, v, att, nq, row0, nh, nkv, hd, plan.windows(l), plan.sinks_of(l)));
@@ -245,14 +245,13 @@ std::vector<float> Model::forward_all(const std::vector<int32_t>& tokens, const 
   return out;
 }
 
-std::vector<float> Model::forward_next(const std::vector<int32_t>& new_tokens, const AttentionPlan& plan,
-                                       KVStore& cache) const {
+std::vector<float> Model::forward_next(const std::vector<int32_t>& new_tokens, KVStore& cache) const {
   const int n = static_cast<int>(new_tokens.size());
   check(n > 0, "forward_next: no tokens given");
   const int64_t pos0 = cache.length();
   std::vector<float> hidden(static_cast<size_t>(n) * cfg_.d_model);
   embed(new_tokens.data(), n, hidden.data());
-  forward_layers(0, cfg_.n_layers, hidden.data(), n, pos0, plan, &cache);
+  forward_layers(0, cfg_.n_layers, hidden.data(), n, pos0, cache.plan(), &cache);
   cache.commit(pos0 + n);
   int last = n - 1;
   std::vector<float> out(cfg_.vocab_size);

@@ -35,7 +35,8 @@ class Model {
   // Runs layers [l_begin, l_end) in place on hidden[n, d] for positions pos0 .. pos0+n-1.
   // With cache == nullptr the sequence must start at pos0 == 0 (self-contained prefill, no
   // state kept); with a cache, K/V of the new tokens are stored in it and earlier positions are
-  // read from it (the caller commits the cache after the last layer).
+  // read from it under the cache's own plan (`plan` then only has to have the model's shape; the
+  // caller commits the cache after the last layer).
   void forward_layers(int l_begin, int l_end, float* hidden, int n, int64_t pos0,
                       const AttentionPlan& plan, KVStore* cache = nullptr) const;
   // Layer l (no KV cache, positions 0..n-1) with outputs only for rows row0..n-1: keys and
@@ -55,10 +56,9 @@ class Model {
 
   // Whole forward pass: logits for every position [n, vocab] (tests, small inputs).
   std::vector<float> forward_all(const std::vector<int32_t>& tokens, const AttentionPlan& plan) const;
-  // Logits of the last position only, using and extending `cache` (generation).
-  // Commits the cache.
-  std::vector<float> forward_next(const std::vector<int32_t>& new_tokens, const AttentionPlan& plan,
-                                  KVStore& cache) const;
+  // Logits of the last position only, using and extending `cache`, under the cache's plan
+  // (generation). Commits the cache.
+  std::vector<float> forward_next(const std::vector<int32_t>& new_tokens, KVStore& cache) const;
 
   // Divides the RoPE frequencies by per-frequency factors (GGUF rope_freqs.weight).
   void set_rope_factors(const std::vector<float>& factors);
@@ -77,18 +77,5 @@ class Model {
   std::string source_, identity_;
   std::vector<float> inv_freq_;  // RoPE inverse frequencies [head_dim/2] (with scaling)
 };
-
-// Teacher-forced scoring of an answer that follows a prompt: one prefill of prompt+answer,
-// LM head only on the positions that predict answer tokens.
-struct AnswerScore {
-  std::vector<float> token_logprobs;  // log p(answer[i] | prefix)
-  bool all_argmax = false;            // greedy decoding would reproduce the answer exactly
-  double mean_logprob = 0;
-};
-AnswerScore score_answer(const Model& m, const AttentionPlan& plan,
-                         const std::vector<int32_t>& prompt, const std::vector<int32_t>& answer);
-// Scores given hidden states after the last layer (used by callers that cache layers).
-AnswerScore score_from_hidden(const Model& m, const float* hidden, int n_prompt,
-                              const std::vector<int32_t>& answer);
 
 }  // namespace bosch
