@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -144,4 +145,17 @@ TEST(QuantBlocks, Q4_KQ5_KQ6_K) {
   EXPECT_EQ(y[0], 0.5f * 3 * (17 - 32));
   EXPECT_EQ(y[64], 0.5f * -2 * (50 - 32));
   EXPECT_EQ(y[1], 0.5f * 3 * -32);
+}
+
+// dequant_blocks converts F16 with the hardware where built: same values as f16_to_f32.
+TEST(QuantBlocks, F16BlocksEqualScalarConversion) {
+  std::vector<uint16_t> h(65536);
+  for (uint32_t i = 0; i < h.size(); ++i) h[i] = static_cast<uint16_t>(i);
+  std::vector<float> y(h.size());
+  dequant_blocks(DType::F16, h.data(), y.data(), h.size());
+  for (uint32_t i = 0; i < h.size(); ++i) {
+    const float want = f16_to_f32(h[i]);
+    if (std::isnan(want)) EXPECT_TRUE(std::isnan(y[i])) << i;
+    else EXPECT_EQ(std::bit_cast<uint32_t>(y[i]), std::bit_cast<uint32_t>(want)) << i;
+  }
 }
