@@ -29,27 +29,30 @@ float half_at(const uint8_t* p) {
 // Accumulates sums of scale * (int8 quants . x) and -scale * sum(x) over a row, in 8 float
 // lanes with AVX2 (one horizontal sum per row), else in one float. n is a multiple of 8.
 #if BOSCH_QDOT_AVX2
+// Four independent accumulators: consecutive 8-element chunks go to different ones, so the
+// FMAs do not wait on each other (a single chain is latency-bound at a few GB/s per core).
 struct Acc {
-  __m256 v = _mm256_setzero_ps();
-  static __m256 qdot(const int8_t* q, const float* x, int n) {
-    __m256 a = _mm256_setzero_ps();
-    for (int i = 0; i < n; i += 8) {
+  __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  __m256 v = _mm256_setzero_ps();  // used by the F16/BF16/F32 loop for its final sum
+  unsigned next = 0;
+  void qx(float s, const int8_t* q, const float* x, int n) {
+    const __m256 sv = _mm256_set1_ps(s);
+    for (int i = 0; i < n; i += 8, ++next) {
       const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + i));
-      a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)), _mm256_loadu_ps(x + i), a);
+      const __m256 w = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)), sv);
+      a[next & 3] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x + i), a[next & 3]);
     }
-    return a;
   }
-  void qx(float s, const int8_t* q, const float* x, int n) { v = _mm256_fmadd_ps(_mm256_set1_ps(s), qdot(q, x, n), v); }
   void sx(float s, const float* x, int n) {
-    __m256 a = _mm256_setzero_ps();
-    for (int i = 0; i < n; i += 8) a = _mm256_add_ps(a, _mm256_loadu_ps(x + i));
-    v = _mm256_fnmadd_ps(_mm256_set1_ps(s), a, v);
+    const __m256 sv = _mm256_set1_ps(s);
+    for (int i = 0; i < n; i += 8, ++next) a[next & 3] = _mm256_fnmadd_ps(sv, _mm256_loadu_ps(x + i), a[next & 3]);
   }
   float total() const {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
+    const __m256 t = _mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(_mm256_add_ps(a[2], a[3]), v));
+    __m128 r = _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
   }
 };
 #else

@@ -212,6 +212,31 @@ size_t Model::matrix_bytes() const {
   return b;
 }
 
+Model::WeightSummary Model::weight_summary() const {
+  WeightSummary ws;
+  std::vector<const WeightMatrix*> all = {&mats_.tok_embd};
+  if (!mats_.lm_head.empty()) all.push_back(&mats_.lm_head);
+  for (const auto& M : mats_.layers)
+    for (const auto* t : {&M.wq, &M.wk, &M.wv, &M.wo, &M.w_gate, &M.w_up, &M.w_down}) all.push_back(t);
+  for (const WeightMatrix* m : all) {
+    const std::string name = dtype_name(m->v.type);
+    auto it = std::find_if(ws.types.begin(), ws.types.end(), [&](const auto& e) { return e.first == name; });
+    if (it == ws.types.end()) it = ws.types.insert(ws.types.end(), {name, {0, 0}});
+    it->second.first += 1;
+    it->second.second += m->v.bytes();
+    if (float_weights_) continue;  // the float32 vectors of w_ (counted below)
+    (m->owned ? ws.owned : ws.mapped) += m->v.bytes();
+  }
+  auto vec_bytes = [](const std::vector<float>& v) { return v.size() * sizeof(float); };
+  ws.small_f32 = vec_bytes(w_.out_norm);
+  for (const auto& L : w_.layers)
+    for (const auto* t : {&L.attn_norm, &L.bq, &L.bk, &L.bv, &L.q_norm, &L.k_norm, &L.ffn_norm}) ws.small_f32 += vec_bytes(*t);
+  if (float_weights_) ws.owned = matrix_bytes();
+  ws.decode_bytes = matrix_bytes() - mats_.tok_embd.v.bytes() + mats_.tok_embd.v.row_bytes() +
+                    (mats_.lm_head.empty() ? mats_.tok_embd.v.bytes() : 0);
+  return ws;
+}
+
 void Model::embed(const int32_t* tokens, int n, float* hidden) const {
   const int d = cfg_.d_model;
   for (int i = 0; i < n; ++i) {

@@ -33,8 +33,16 @@ class Model {
   const ModelWeights& weights() const;
   // The linear weights the forward pass uses, in their stored types.
   const ModelMatrices& matrices() const { return mats_; }
-  // Bytes of the linear weights in their stored types (what decode reads per token).
+  // Bytes of the linear weights in their stored types.
   size_t matrix_bytes() const;
+  // What the weights take in memory: per stored type the count and bytes of the matrices,
+  // bytes mapped from the file, bytes of owned copies, float32 norms/biases.
+  struct WeightSummary {
+    std::vector<std::pair<std::string, std::pair<int, size_t>>> types;  // type -> (matrices, bytes)
+    size_t mapped = 0, owned = 0, small_f32 = 0;
+    size_t decode_bytes = 0;  // weight bytes one decode step reads (one embedding row, every matrix)
+  };
+  WeightSummary weight_summary() const;
   const std::string& source() const { return source_; }   // path it was loaded from
   // Stable identity of the model's shape and weights (FNV-1a over config + weight sample);
   // written into mask files so a mask is not applied to another model.
