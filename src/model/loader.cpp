@@ -40,9 +40,15 @@ WeightMatrix unpermute_rope_rows(const WeightMatrix& w, int n_heads, int hd) {
   return {v, std::move(out)};
 }
 
-// A [rows, cols] view of tensor bytes (shape already checked against the config).
+// A [rows, cols] view of tensor bytes (shape already checked against the config). Files need
+// not align tensors to 4 bytes (safetensors; GGUF with general.alignment 1 or 2): a misaligned
+// F32 matrix is copied, since BLAS reads it as floats; other types are read bytewise.
 WeightMatrix view_of(DType t, const uint8_t* data, int64_t rows, int64_t cols) {
-  return {WeightView{t, data, rows, cols}, nullptr};
+  WeightView v{t, data, rows, cols};
+  if (t != DType::F32 || reinterpret_cast<uintptr_t>(data) % alignof(float) == 0) return {v, nullptr};
+  auto copy = std::make_shared<std::vector<uint8_t>>(data, data + v.bytes());
+  v.data = copy->data();
+  return {v, std::move(copy)};
 }
 
 // Dimensions: [1, 2^24) like ModelConfig::validate, so nothing wraps on the way to int.
@@ -237,17 +243,11 @@ std::unique_ptr<Model> load_hf(const std::string& dir) {
            fmt::join(shape, ", "));
     return to_floats(t.type, t.data, t.numel());
   };
-  // Safetensors offsets need not be aligned: a misaligned F32 matrix is copied (BLAS reads
-  // floats), F16/BF16 are read bytewise and stay views.
   auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
     const SafeTensor& t = m.tensor(name);
     if (t.shape != std::vector<int64_t>{rows, cols})
       fail("{}: tensor {} has shape [{}], expected [{}, {}] from config.json", t.file, name, fmt::join(t.shape, ", "),
            rows, cols);
-    if (t.type == DType::F32 && reinterpret_cast<uintptr_t>(t.data) % alignof(float) != 0) {
-      auto copy = std::make_shared<std::vector<uint8_t>>(t.data, t.data + t.nbytes);
-      return WeightMatrix{WeightView{t.type, copy->data(), rows, cols}, copy};
-    }
     return view_of(t.type, t.data, rows, cols);
   };
   ModelWeights w;
