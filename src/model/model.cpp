@@ -47,17 +47,9 @@ uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
 }
 
 // Hash of the config and a strided sample of every tensor: cheap, and different for any two
-// models that differ in shape or training. The same hash over a matrix in its stored type: each sampled element dequantised from its
-// block, so a model has one identity whatever type it is held in.
+// models that differ in shape or training. Each sampled element is hashed as float32 (dequantised
+// from its block), so a model has one identity whatever type its weights are held in.
 uint64_t hash_tensor(uint64_t h, const WeightView& w) {
-  if (w.type == DType::F32) {
-    const float* f = static_cast<const float*>(w.data);
-    uint64_t n = static_cast<uint64_t>(w.rows * w.cols);
-    h = fnv1a(h, &n, sizeof n);
-    size_t step = std::max<size_t>(1, n / 4096);
-    for (size_t i = 0; i < n; i += step) h = fnv1a(h, &f[i], sizeof(float));
-    return h;
-  }
   const uint64_t n = static_cast<uint64_t>(w.rows * w.cols);
   h = fnv1a(h, &n, sizeof n);
   const size_t step = std::max<size_t>(1, n / 4096), block = dtype_block(w.type);
