@@ -100,4 +100,25 @@ TEST(QuantLogitsCli, JsonHasEveryPosition) {
   EXPECT_NE(std::system(bad.c_str()), 0);
 }
 
+// Runs everywhere: the embedded default model (F16 weights kept as F16), `bosch logits --json`
+// against the same forward pass in this process.
+TEST(LogitsCli, DefaultModelJsonEqualsForwardAll) {
+  const std::string model = std::string(BOSCH_SOURCE_DIR) + "/models/default";
+  const std::string out = std::string(BOSCH_BINARY_DIR) + "/default_logits_cli.json";
+  std::filesystem::remove(out);
+  const std::string cmd = bosch_bin() + " logits " + model + " --tokens \"1,40, 41 200\" --json " + out + " > /dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const nlohmann::json got = read_json(out);
+  auto m = Model::load(model);
+  const std::vector<int32_t> tokens = {1, 40, 41, 200};
+  ASSERT_EQ(got["tokens"].get<std::vector<int32_t>>(), tokens);
+  const auto want = m->forward_all(tokens, m->full_plan());
+  const int V = m->config().vocab_size;
+  ASSERT_EQ(got["logits"].size(), tokens.size());
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    ASSERT_EQ(got["logits"][t].size(), static_cast<size_t>(V));
+    for (int v = 0; v < V; ++v) ASSERT_EQ(got["logits"][t][v].get<float>(), want[t * V + v]) << t << " " << v;
+  }
+}
+
 }  // namespace
