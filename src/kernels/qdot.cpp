@@ -20,32 +20,39 @@ namespace {
 
 using namespace quant;
 
+// Block scales: the F16C instruction where built (exact, like f16_to_f32, without its branches;
+// one scale per 32 elements made the scalar conversion the bottleneck of Q8_0/Q4_0).
 float half_at(const uint8_t* p) {
   uint16_t h;
   std::memcpy(&h, p, 2);
+#if BOSCH_QDOT_AVX2
+  return _cvtsh_ss(h);
+#else
   return f16_to_f32(h);
+#endif
 }
 
 // Accumulates sums of scale * (int8 quants . x) and -scale * sum(x) over a row, in 8 float
 // lanes with AVX2 (one horizontal sum per row), else in one float. n is a multiple of 8.
 #if BOSCH_QDOT_AVX2
 // Four independent accumulators: consecutive 8-element chunks go to different ones, so the
-// FMAs do not wait on each other (a single chain is latency-bound at a few GB/s per core).
+// FMAs do not wait on each other (a single chain is latency-bound).
 struct Acc {
   __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   __m256 v = _mm256_setzero_ps();  // used by the F16/BF16/F32 loop for its final sum
-  unsigned next = 0;
+  // Chunk c of a call goes to accumulator c % 4: with n a constant at every (inlined) call the
+  // loop unrolls and a[] stays in registers (a running index would spill it to the stack).
   void qx(float s, const int8_t* q, const float* x, int n) {
     const __m256 sv = _mm256_set1_ps(s);
-    for (int i = 0; i < n; i += 8, ++next) {
+    for (int i = 0; i < n; i += 8) {
       const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + i));
       const __m256 w = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)), sv);
-      a[next & 3] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x + i), a[next & 3]);
+      a[(i / 8) & 3] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x + i), a[(i / 8) & 3]);
     }
   }
   void sx(float s, const float* x, int n) {
     const __m256 sv = _mm256_set1_ps(s);
-    for (int i = 0; i < n; i += 8, ++next) a[next & 3] = _mm256_fnmadd_ps(sv, _mm256_loadu_ps(x + i), a[next & 3]);
+    for (int i = 0; i < n; i += 8) a[(i / 8) & 3] = _mm256_fnmadd_ps(sv, _mm256_loadu_ps(x + i), a[(i / 8) & 3]);
   }
   float total() const {
     const __m256 t = _mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(_mm256_add_ps(a[2], a[3]), v));
@@ -73,7 +80,16 @@ struct Acc {
 #endif
 
 // Quants of one block unpacked to int8 (the block's values are scale * q - min per group).
+// With AVX2 the nibbles are split in registers and stored as whole vectors: byte-wise stores
+// read back by 8-byte loads would stall store forwarding (10x slower, measured).
 void unpack_q4_0(const uint8_t* b, int8_t* q) {
+#if BOSCH_QDOT_AVX2
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2));
+  const __m128i m = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
+  _mm_store_si128(reinterpret_cast<__m128i*>(q), _mm_sub_epi8(_mm_and_si128(v, m), eight));
+  _mm_store_si128(reinterpret_cast<__m128i*>(q + 16), _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(v, 4), m), eight));
+  return;
+#endif
   for (int j = 0; j < 16; ++j) {
     q[j] = static_cast<int8_t>((b[2 + j] & 0x0f) - 8);
     q[j + 16] = static_cast<int8_t>((b[2 + j] >> 4) - 8);
@@ -89,6 +105,22 @@ void unpack_q5_0(const uint8_t* b, int8_t* q) {
 }
 // Q4_K / Q5_K: 0..15 (0..31 with the qh bit), sub-block 2g from low nibbles, 2g+1 from high.
 void unpack_q4_k(const uint8_t* qs, const uint8_t* qh, int8_t* q) {
+#if BOSCH_QDOT_AVX2
+  const __m256i m = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
+  const __m256i h = qh ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh)) : _mm256_setzero_si256();
+  for (int g = 0; g < 4; ++g, qs += 32, q += 64) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs));
+    __m256i lo = _mm256_and_si256(v, m), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+    if (qh) {  // bit 2g (2g+1) of each qh byte is bit 4 of the low (high) nibble's quant
+      const __m128i c0 = _mm_cvtsi32_si128(2 * g), c1 = _mm_cvtsi32_si128(2 * g + 1);
+      lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(h, c0), one), 4));
+      hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(h, c1), one), 4));
+    }
+    _mm256_store_si256(reinterpret_cast<__m256i*>(q), lo);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(q + 32), hi);
+  }
+  return;
+#endif
   for (int g = 0; g < 4; ++g, qs += 32, q += 64) {
     for (int l = 0; l < 32; ++l) {
       q[l] = static_cast<int8_t>(qs[l] & 0x0f);
