@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -20,10 +21,28 @@ class Model {
  public:
   // MODEL is a .gguf file or a Hugging Face directory (config.json + safetensors).
   static std::unique_ptr<Model> load(const std::string& path);
+  // From float32 weights (random models, tests): the matrices are F32 views of `w`.
   Model(ModelConfig cfg, ModelWeights w, std::string source);
+  // From weights in their stored type: `small` holds the norms and biases (float32), its
+  // matrices are empty; `mats` the linear weights (the loaders' path: memory-mapped files).
+  Model(ModelConfig cfg, ModelWeights small, ModelMatrices mats, std::string source);
 
   const ModelConfig& config() const { return cfg_; }
-  const ModelWeights& weights() const { return w_; }
+  // Every weight as float32. Models loaded in another type expand a copy on the first call
+  // (for writers and tests; the forward pass never needs it).
+  const ModelWeights& weights() const;
+  // The linear weights the forward pass uses, in their stored types.
+  const ModelMatrices& matrices() const { return mats_; }
+  // Bytes of the linear weights in their stored types.
+  size_t matrix_bytes() const;
+  // What the weights take in memory: per stored type the count and bytes of the matrices,
+  // bytes mapped from the file, bytes of owned copies, float32 norms/biases.
+  struct WeightSummary {
+    std::vector<std::pair<std::string, std::pair<int, size_t>>> types;  // type -> (matrices, bytes)
+    size_t mapped = 0, owned = 0, small_f32 = 0;
+    size_t decode_bytes = 0;  // weight bytes one decode step reads (one embedding row, every matrix)
+  };
+  WeightSummary weight_summary() const;
   const std::string& source() const { return source_; }   // path it was loaded from
   // Stable identity of the model's shape and weights (FNV-1a over config + weight sample);
   // written into mask files so a mask is not applied to another model.
@@ -72,8 +91,13 @@ class Model {
   void check_plan(const AttentionPlan& plan) const;  // Error unless it has this model's shape
   void project_qkv(int l, const float* hidden, int n, int64_t pos0, int row0, float* q, float* k,
                    float* v) const;
+  void init();  // checks shapes against the config, computes the identity
   ModelConfig cfg_;
   ModelWeights w_;
+  ModelMatrices mats_;
+  bool float_weights_ = false;  // w_ holds every matrix (first constructor)
+  mutable std::once_flag expand_once_;
+  mutable std::unique_ptr<ModelWeights> expanded_;
   std::string source_, identity_;
   std::vector<float> inv_freq_;  // RoPE inverse frequencies [head_dim/2] (with scaling)
 };
