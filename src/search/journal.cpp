@@ -9,6 +9,7 @@
 #include "util/atomic_file.h"
 #include "util/checked.h"
 #include "util/error.h"
+#include "util/hash.h"
 
 namespace bosch::search {
 
@@ -41,11 +42,7 @@ int open_append(const std::string& path, bool truncate) {
 
 constexpr int kJournalVersion = 2;  // 2: every line carries "sum" (version 1 had none)
 
-uint64_t fnv1a64(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
-  return h;
-}
+uint64_t fnv1a64(std::string_view s) { return fnv1a(kFnvOffset, s.data(), s.size()); }
 
 // A line is the compact JSON object T with ,"sum":"<FNV-1a 64 of T, 16 hex digits>" inserted
 // before T's closing brace, so the checksum covers the exact bytes written, not a re-dump.
