@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-SMALL = ["--objective", "niah:single_noise", "--lengths", "256", "--depths", "6", "--window", "16", "--sinks", "2"]
+SMALL = ["--objective", "niah:single_noise", "--lengths", "512", "--depths", "6", "--window", "16", "--sinks", "2"]
 SEARCH = ["search", "--ratio", "0.5", "--method", "bosch", "--budget-probe", "4", "--budget-group", "8",
           "--budget-polish", "0"] + SMALL
 
