@@ -9,15 +9,16 @@ The inputs of docs/mpi.md's scaling estimate.
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
 import time
 
-# A search of a few hundred evaluations on the default model (about a minute per configuration
+# A search of about a hundred evaluations on the default model (about a minute per configuration
 # on two cores): 12 calibration samples of 512 tokens.
-SEARCH = ["search", "--ratio", "0.5", "--method", "bosch", "--budget-probe", "6", "--budget-group", "24",
-          "--budget-polish", "0", "--objective", "niah:single_noise,multikey_noise", "--lengths", "512",
+SEARCH = ["search", "--ratio", "0.5", "--method", "bosch", "--budget-probe", "6", "--budget-group", "12",
+          "--budget-polish", "0", "--objective", "niah:single_noise,passkey", "--lengths", "512",
           "--depths", "6", "--window", "32", "--sinks", "4"]
 
 
@@ -31,7 +32,10 @@ def mpirun(n):
 def run(cmd, threads):
     env = dict(os.environ, BOSCH_THREADS=str(threads), BOSCH_QUIET="1")
     t0 = time.time()
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)  # every rank, start-up included
     if p.returncode != 0:
         sys.exit(f"bench_mpi: {' '.join(cmd)} failed:\n{p.stderr[-2000:]}")
     done = re.search(r"(\d+) evaluations \((\d+) computed.* in ([\d.]+) s, ([\d.]+) evaluations/s", p.stderr)
@@ -40,7 +44,7 @@ def run(cmd, threads):
     b = re.search(r"(\d+) payload bytes sent per evaluation", p.stderr)
     shards = re.search(r"(\d+)-(\d+) of (\d+) samples each", p.stderr)
     return {"computed": int(done.group(2)), "seconds": float(done.group(3)), "eval_s": float(done.group(4)),
-            "bytes": int(b.group(1)) if b else 0, "wall": time.time() - t0,
+            "bytes": int(b.group(1)) if b else 0, "wall": time.time() - t0, "cpu": cpu,
             "shards": shards.group(0) if shards else "all samples"}
 
 
@@ -48,7 +52,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bosch", default="build/bosch")
     ap.add_argument("--ranks", type=int, default=2)
-    ap.add_argument("--repeats", type=int, default=2, help="best of N runs per configuration")
+    ap.add_argument("--repeats", type=int, default=1, help="best of N runs per configuration")
     ap.add_argument("extra", nargs="*", help="more search flags (after --)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bosch_bench_mpi_") as d:
@@ -62,9 +66,13 @@ def main():
             res[name] = max(runs, key=lambda r: r["eval_s"])
             r = res[name]
             print(f"{name:24s} {r['eval_s']:8.2f} evaluations/s  ({r['computed']} computed in {r['seconds']:.1f} s; "
+                  f"CPU {r['cpu'] / r['computed']:.3f} s per evaluation, all processes and start-up included; "
                   f"{r['shards']}; {r['bytes']} payload bytes sent per evaluation)", flush=True)
     one, split, single = (res[n]["eval_s"] for n, _, _ in configs)
     print(f"ratio {a.ranks} ranks x 1 thread / 1 process x {a.ranks} threads: {split / one:.2f}")
+    cpu = [res[n]["cpu"] / res[n]["computed"] for n, _, _ in configs]
+    print(f"CPU per evaluation relative to 1 process x 1 thread: threads {cpu[0] / cpu[2]:.2f}, ranks "
+          f"{cpu[1] / cpu[2]:.2f} (the work the split adds, whatever the machine's load)")
     print(f"speedup over 1 process x 1 thread: threads {one / single:.2f}, ranks {split / single:.2f} "
           f"(parallel efficiency {split / single / a.ranks:.2f} with {a.ranks} ranks)")
     b = res[configs[1][0]]["bytes"]

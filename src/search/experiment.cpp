@@ -73,6 +73,8 @@ Experiment make_experiment(const ExperimentOptions& o, bool need_calibration) {
   std::fprintf(stderr, "calibration: %zu samples (%s)\n", e.calibration.samples.size(),
                e.calibration.description.c_str());
   e.objective = make_model_objective(*e.model, e.calibration.samples, mo);
+  if (const auto* d = dynamic_cast<const DistributedObjective*>(e.objective.get()))
+    std::fprintf(stderr, "calibration: split over %s\n", d->summary().c_str());
   return e;
 }
 

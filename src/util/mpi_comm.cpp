@@ -91,26 +91,37 @@ bool built_with_mpi() {
 #endif
 }
 
+// srun without an MPI plugin starts tasks that each see one process: each would run the whole
+// search and write the same files.
+static void warn_lone_slurm_task() {
+  const char* n = std::getenv("SLURM_NTASKS");
+  if (g_size == 1 && std::getenv("SLURM_PROCID") && std::getenv("SLURM_STEP_ID") && n && std::atoi(n) > 1)
+    std::fprintf(stderr, "bosch: warning: Slurm started %s tasks but this one sees no MPI peers: each runs alone "
+                 "(use srun --mpi=pmix with bosch built with MPI, or mpirun)\n", n);
+}
+
 void init(int* argc, char*** argv) {
 #ifdef BOSCH_WITH_MPI
-  if (g_started || !launched_by_mpi()) return;
-  int provided = 0;
-  MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);  // only the main thread calls MPI
-  g_started = true;
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  if (g_size > 1 && g_rank == 0) std::signal(SIGTERM, on_sigterm);
-  if (g_rank != 0) {  // rank 0 alone reports; errors keep a way out
-    g_error_fd = ::dup(2);
-    const int null = ::open("/dev/null", O_WRONLY);
-    if (null >= 0) {
-      std::fflush(stdout), std::fflush(stderr);
-      ::dup2(null, 1), ::dup2(null, 2), ::close(null);
+  if (!g_started && launched_by_mpi()) {
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);  // only the main thread calls MPI
+    g_started = true;
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    if (g_size > 1 && g_rank == 0) std::signal(SIGTERM, on_sigterm);
+    if (g_rank != 0) {  // rank 0 alone reports; errors keep a way out
+      g_error_fd = ::dup(2);
+      const int null = ::open("/dev/null", O_WRONLY);
+      if (null >= 0) {
+        std::fflush(stdout), std::fflush(stderr);
+        ::dup2(null, 1), ::dup2(null, 2), ::close(null);
+      }
     }
   }
 #else
   (void)argc, (void)argv;
 #endif
+  warn_lone_slurm_task();
 }
 
 void finalize() {
