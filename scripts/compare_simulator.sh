@@ -17,3 +17,26 @@ for shape in ${SHAPES:-qwen3-1.7b qwen3-8b qwen3-14b qwen3-30b-a3b}; do
   done
 done
 echo "compare_simulator: tables in $out/*/report.md" >&2
+# One summary table over every shape and seed set: ours and the paper's stages vs the best baseline.
+python3 - "$out" <<'PY' > "$out/summary.md"
+import json, sys, pathlib
+out = pathlib.Path(sys.argv[1])
+print("| shape | instances | ratio | best baseline (test S^) | bosch (paper's stages) | bosch-plus (ours) | bosch-plus - best baseline [95% CI] | won / tied / lost |")
+print("|---|---|---|---|---|---|---|---|")
+shapes = ["qwen3-1.7b", "qwen3-8b", "qwen3-14b", "qwen3-30b-a3b"]
+def order(p):
+    shape, seed = p.parent.name.rsplit("-s", 1)
+    return (shapes.index(shape) if shape in shapes else len(shapes), shape, int(seed))
+for d in sorted(out.glob("*/compare.json"), key=order):
+    j = json.loads(d.read_text())
+    rows = {(r["method"], r["ratio"]): r for r in j["results"]}
+    seeds = f'{j["first_seed"]}..{j["first_seed"] + j["instances"] - 1}'
+    for ratio in j["ratios"]:
+        plus, paper = rows[("bosch-plus", ratio)], rows[("bosch", ratio)]
+        v = plus["vs_best_baseline"]
+        base = rows[(v["baseline"], ratio)]
+        print(f'| {j["simulator"]["shape"]} | {seeds} | {ratio} | {v["baseline"]} ({base["test_normalized"]:.3f}) | '
+              f'{paper["test_normalized"]:.3f} | {plus["test_normalized"]:.3f} | '
+              f'{v["diff"]:+.3f} [{v["ci95"][0]:+.3f}, {v["ci95"][1]:+.3f}] | {v["wins"]} / {v["ties"]} / {v["losses"]} |')
+PY
+echo "compare_simulator: summary in $out/summary.md" >&2

@@ -74,18 +74,16 @@ void run_search(SearchCliOptions o) {
   MaskFile::from_plan(plan, info, o.search.ratio, prov, window, sinks).save(o.out);
 
   const auto j = r.to_json();
-  std::fprintf(stderr,
-               "search: done: %d/%zu heads SWA, S^=%.4f (exact %.3f, logprob %.4f), %lld "
-               "evaluations (%lld computed, %lld replayed, %lld memo hits) in %.1f s, %.2f "
-               "evaluations/s, layer forwards %lld vs naive %.0f (%.2fx fewer; %.2fx less work counting "
-               "the last layer's skipped rows)\n",
-               r.k_total, r.bits.size(), r.score, r.raw.exact_rate, r.raw.mean_logprob,
-               static_cast<long long>(r.evaluations), static_cast<long long>(r.computed),
-               static_cast<long long>(r.replayed), static_cast<long long>(r.memo_hits), r.seconds,
-               j["evaluations_per_second"].get<double>(),
-               static_cast<long long>(r.objective_stats.layer_forwards),
-               j["layer_forwards_naive"].get<double>(), j["layer_forward_saving"].get<double>(),
-               j["work_saving"].get<double>());
+  std::string cost;  // the hidden-state cache's saving; objectives without a model have none
+  if (j["layer_forwards_naive"].get<double>() > 0)
+    cost = fmt::format(", layer forwards {} vs naive {:.0f} ({:.2f}x fewer; {:.2f}x less work counting the last "
+                       "layer's skipped rows)", r.objective_stats.layer_forwards, j["layer_forwards_naive"].get<double>(),
+                       j["layer_forward_saving"].get<double>(), j["work_saving"].get<double>());
+  fmt::print(stderr,
+             "search: done: {}/{} heads SWA, S^={:.4f} (exact {:.3f}, logprob {:.4f}), {} evaluations ({} computed, "
+             "{} replayed, {} memo hits) in {:.1f} s ({:.2f} evaluations/s inside the objective){}\n",
+             r.k_total, r.bits.size(), r.score, r.raw.exact_rate, r.raw.mean_logprob, r.evaluations, r.computed,
+             r.replayed, r.memo_hits, r.seconds, j["evaluations_per_second"].get<double>(), cost);
   fmt::print("{}\n", o.out);
 }
 
