@@ -128,6 +128,8 @@ CommandRegistrar reg("search", "BOSCH search: choose which KV heads become slidi
       ->capture_default_str()->check(CLI::Range(0.01, 1.0));
   app.add_option("--alpha", o->alpha, "weight of the ratio penalty alpha * (ratio(z) - ratio)^2")->capture_default_str();
   app.add_option("--logprob-weight", o->exp.logprob_weight, "weight of the mean answer log-probability in S (default: 0.01 niah/longbench, 1 text)");
+  app.add_option("--kl-weight", o->exp.kl_weight, "weight of the answer tokens' KL divergence from the full model in S (0: off)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1e6));
   app.add_option("--cache-gb", o->exp.cache_gb, "memory for cached hidden states (GiB)")->capture_default_str();
   app.add_option("--seed", o->search.seed, "seed of the search and of the calibration samples")->capture_default_str();
   app.add_option("--journal", o->journal, "evaluation journal (JSONL; default OUT.journal.jsonl)");

@@ -17,6 +17,8 @@ void add_experiment_options(CLI::App& app, search::ExperimentOptions& e, bool& n
                "calibrate only on the samples the full model answers exactly (niah, longbench)");
   app.add_flag("--no-chat", no_chat, "do not wrap prompts in the model's chat template");
   app.add_option("--logprob-weight", e.logprob_weight, "weight of the mean answer log-probability in S (default as bosch search)");
+  app.add_option("--kl-weight", e.kl_weight, "weight of the answer tokens' KL divergence from the full model in S (0: off)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1e6));
   app.add_option("--cache-gb", e.cache_gb, "memory for cached hidden states (GiB)")->capture_default_str();
   app.add_option("--seed", e.seed, "seed of the random baselines, the razor tokens and the calibration samples")
       ->capture_default_str();

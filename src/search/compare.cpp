@@ -110,7 +110,8 @@ nlohmann::json CompareResult::to_json() const {
                         {"raw_score", r.test.value},
                         {"mean_logprob", r.test.mean_logprob},
                         {"calibration_normalized", r.calib_normalized ? nlohmann::json(*r.calib_normalized) : nlohmann::json(nullptr)},
-                        {"mask", bits_to_string(r.bits)}};
+                        {"mask", bits_to_string(r.bits)},
+                        {"test_per_sample", r.test.per_sample}};  // for paired comparisons across runs
     if (r.vs_baseline)
       x["vs_best_baseline"] = {{"baseline", r.vs_baseline->baseline}, {"diff", r.vs_baseline->diff},
                                {"ci95", {r.vs_baseline->lo, r.vs_baseline->hi}},

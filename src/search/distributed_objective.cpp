@@ -58,7 +58,7 @@ DistributedObjective::DistributedObjective(const Model& m, const std::vector<Tas
 
 long long DistributedObjective::bytes_per_evaluation() const {
   const long long root_samples = static_cast<long long>(bounds_[1] - bounds_[0]);
-  const long long to_root = 8LL * (3LL * (static_cast<long long>(n_samples_) - root_samples) + 3LL * (n_ranks_ - 1));
+  const long long to_root = 8LL * (4LL * (static_cast<long long>(n_samples_) - root_samples) + 3LL * (n_ranks_ - 1));
   return to_root + 8LL * (n_ranks_ - 1) * (6LL + static_cast<long long>(n_samples_));
 }
 
@@ -76,18 +76,18 @@ RawScore DistributedObjective::evaluate(const HeadBits& swa) {
   check(swa.size() == static_cast<size_t>(L_) * H_, "search objective: mask of {} bits, expected {}",
         swa.size(), static_cast<size_t>(L_) * H_);
   if (kill_at_ == stats_.evaluations) std::raise(kill_signal_);  // a rank dying or hanging (tests)
-  // This rank's part: its cost counters, then (exact, logprob, value) per sample of its shard.
+  // This rank's part: its cost counters, then (exact, logprob, kl, value) per sample of its shard.
   std::vector<double> mine(3);
   if (shard_) {
     const ObjectiveStats before = shard_->stats();
-    for (const SampleResult& s : shard_->evaluate_samples(swa)) mine.insert(mine.end(), {s.exact, s.logprob, s.value});
+    for (const SampleResult& s : shard_->evaluate_samples(swa)) mine.insert(mine.end(), {s.exact, s.logprob, s.kl, s.value});
     const ObjectiveStats d = shard_->stats().since(before);
     mine[0] = static_cast<double>(d.layer_forwards);
     mine[1] = d.layer_work;
     mine[2] = static_cast<double>(d.layer_forwards_naive);
   }
   std::vector<int> counts(n_ranks_);
-  for (int r = 0; r < n_ranks_; ++r) counts[r] = 3 + 3 * static_cast<int>(bounds_[r + 1] - bounds_[r]);
+  for (int r = 0; r < n_ranks_; ++r) counts[r] = 3 + 4 * static_cast<int>(bounds_[r + 1] - bounds_[r]);
   const std::vector<double> all = mpi::gather_to_root(mine, counts);
 
   // Rank 0 combines in global sample order; every rank takes its numbers (same bits everywhere).
@@ -100,10 +100,11 @@ RawScore DistributedObjective::evaluate(const HeadBits& swa) {
     size_t at = 0;
     for (int r = 0; r < n_ranks_; ++r) {
       for (int k = 0; k < 3; ++k) cost[k] += all[at + k];
-      for (int i = 3; i < counts[r]; i += 3) results.push_back({all[at + i], all[at + i + 1], all[at + i + 2]});
+      for (int i = 3; i < counts[r]; i += 4)
+        results.push_back({all[at + i], all[at + i + 1], all[at + i + 2], all[at + i + 3]});
       at += static_cast<size_t>(counts[r]);
     }
-    const RawScore raw = combine_samples(results, opt_.exact_weight, opt_.logprob_weight);
+    const RawScore raw = combine_samples(results, opt_);
     out = {raw.value, raw.exact_rate, raw.mean_logprob, cost[0], cost[1], cost[2]};
     out.insert(out.end(), raw.per_sample.begin(), raw.per_sample.end());
   }

@@ -6,7 +6,7 @@
 // rank thus takes the same decisions, and scores, journal and mask are bit-identical to one
 // process for any number of ranks.
 //
-// Per evaluation, payload: rank r > 0 sends 3 doubles per sample of its shard + 3 (its cost
+// Per evaluation, payload: rank r > 0 sends 4 doubles per sample of its shard + 3 (its cost
 // counters) to rank 0; rank 0 sends 6 + N doubles (the score, the summed counters, N per-sample
 // shares) to each other rank.
 #pragma once

@@ -69,6 +69,7 @@ Experiment make_experiment(const ExperimentOptions& o, bool need_calibration) {
   e.calibration = make_calibration(*e.tokenizer, co, e.model.get());
   mo.exact_weight = e.calibration.exact_weight;
   mo.logprob_weight = o.logprob_weight >= 0 ? o.logprob_weight : e.calibration.logprob_weight;
+  mo.kl_weight = o.kl_weight;
   mo.description = e.calibration.description;
   std::fprintf(stderr, "calibration: %zu samples (%s)\n", e.calibration.samples.size(),
                e.calibration.description.c_str());
@@ -146,6 +147,9 @@ TestSet make_test_set(const Experiment& e, const ExperimentOptions& o, const Tes
   ts.lengths = t.lengths.empty() ? e.calibration.lengths : t.lengths;
   ts.options = e.objective_options;
   ts.options.use_cache = false;  // each test mask is scored once
+  ts.options.exact_weight = e.calibration.exact_weight;
+  ts.options.logprob_weight = e.calibration.logprob_weight;
+  ts.options.kl_weight = 0;
   if (t.objective.empty()) {
     ts.samples = niah_test_samples(*e.tokenizer, o, ts.lengths, t.depths, t.samples, t.seed);
     ts.options.description = "test split: " + std::to_string(ts.samples.size()) + " NIAH samples";

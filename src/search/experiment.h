@@ -25,6 +25,7 @@ struct ExperimentOptions {
   CalibrationOptions calib;
   int window = 64, sinks = 4;
   double logprob_weight = -1;  // < 0: the calibration's default
+  double kl_weight = 0;        // > 0: S also pays the answer rows' KL divergence from the full model
   double cache_gb = 8;
   bool chat = true;
   uint64_t seed = 0;
@@ -73,7 +74,9 @@ struct TestSetOptions {
 void check_test_objective(const ObjectiveSpec& calib, const std::string& test_objective);
 struct TestSet {
   std::vector<TaskSample> samples;
-  ModelObjectiveOptions options;  // the calibration's, with the test data's weights, no cache
+  ModelObjectiveOptions options;  // the calibration's, with the test data's default weights (never
+                                  // the calibration's --logprob-weight/--kl-weight: the test metric
+                                  // must not depend on the objective being compared), no cache
   std::vector<int> lengths;
   bool exact_metric = true;       // false: scored by mean log-probability (text)
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/ops.h"
 #include "model/attention_plan.h"
 #include "tasks/scoring.h"
 #include "util/error.h"
@@ -44,6 +45,51 @@ ModelObjective::ModelObjective(const Model& m, std::vector<TaskSample> samples,
     seq.insert(seq.end(), s.continuation_ids.begin(), s.continuation_ids.end() - 1);
     m_.embed(seq.data(), layout_.n_tokens[i], embedded_.data() + layout_.offset[i]);
   }
+  if (opt_.kl_weight > 0) {  // the full model's answer distributions, once
+    check(opt_.kl_weight < 1e6, "--kl-weight {}: expected a value in [0, 1e6)", opt_.kl_weight);
+    const int V = m_.config().vocab_size;
+    int64_t rows = 0;
+    for (const auto& s : samples_) {
+      std::vector<int> r;
+      for (const auto& a : s.answers)
+        for (size_t t = 0; t < a.ids.size(); ++t) r.push_back(static_cast<int>(s.prompt_ids.size()) + a.begin - 1 + static_cast<int>(t));
+      rows += static_cast<int64_t>(r.size());
+      answer_rows_.push_back(std::move(r));
+    }
+    check(rows * V <= (int64_t(1) << 28), "--kl-weight: the full model's distributions at {} answer rows x {} "
+          "tokens would take {} MiB; use fewer calibration samples or --kl-weight 0", rows, V, rows * V * 4 >> 20);
+    const AttentionPlan full = m_.full_plan();
+    std::vector<float> h, lp;
+    for (size_t i = 0; i < samples_.size(); ++i) {
+      const int n = layout_.n_tokens[i];
+      h.assign(embedded_.begin() + layout_.offset[i], embedded_.begin() + layout_.offset[i] + static_cast<int64_t>(n) * d_);
+      m_.forward_layers(0, L_ - 1, h.data(), n, 0, full);
+      m_.forward_last_rows(L_ - 1, h.data(), n, first_scored_row(samples_[i]), full);
+      log_softmax_rows(h.data(), answer_rows_[i], lp);
+      ref_offset_.push_back(static_cast<int64_t>(ref_logprobs_.size()));
+      ref_logprobs_.insert(ref_logprobs_.end(), lp.begin(), lp.end());
+    }
+  }
+}
+
+void ModelObjective::log_softmax_rows(const float* hidden, const std::vector<int>& rows, std::vector<float>& out) const {
+  const int V = m_.config().vocab_size;
+  out.resize(rows.size() * static_cast<size_t>(V));
+  m_.logits(hidden, rows.data(), static_cast<int>(rows.size()), out.data());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    float* row = out.data() + r * V;
+    const float lse = static_cast<float>(log_sum_exp(row, V));
+    for (int v = 0; v < V; ++v) row[v] -= lse;
+  }
+}
+
+double ModelObjective::mean_kl(size_t sample, const float* hidden) const {
+  std::vector<float> lp;
+  log_softmax_rows(hidden, answer_rows_[sample], lp);
+  const float* ref = ref_logprobs_.data() + ref_offset_[sample];
+  double kl = 0;
+  for (size_t i = 0; i < lp.size(); ++i) kl += std::exp(static_cast<double>(ref[i])) * (ref[i] - lp[i]);
+  return std::max(0.0, kl / static_cast<double>(answer_rows_[sample].size()));
 }
 
 std::vector<SampleResult> ModelObjective::evaluate_samples(const HeadBits& swa) {
@@ -77,7 +123,9 @@ std::vector<SampleResult> ModelObjective::evaluate_samples(const HeadBits& swa) 
     stats_.layer_forwards += L_ - start;
     stats_.layer_work += (L_ - 1 - start) + m_.layer_share_of_rows(n, row0);
     const SampleScore sc = score_sample_from_hidden(m_, h.data(), samples_[i]);
-    out.push_back({sc.score, sc.mean_logprob, opt_.exact_weight * sc.score + opt_.logprob_weight * sc.mean_logprob});
+    const double kl = opt_.kl_weight > 0 ? mean_kl(i, h.data()) : 0.0;
+    out.push_back({sc.score, sc.mean_logprob, kl,
+                   opt_.exact_weight * sc.score + opt_.logprob_weight * sc.mean_logprob - opt_.kl_weight * kl});
   }
   for (int k = 0; k < n_keep; ++k) cache_.store(start + 1 + k, swa, std::move(keep[k]));
   stats_.layer_forwards_naive += static_cast<int64_t>(L_) * static_cast<int64_t>(samples_.size());
@@ -85,18 +133,19 @@ std::vector<SampleResult> ModelObjective::evaluate_samples(const HeadBits& swa) 
   return out;
 }
 
-RawScore combine_samples(const std::vector<SampleResult>& s, double exact_weight, double logprob_weight) {
-  double exact = 0, logprob = 0;
+RawScore combine_samples(const std::vector<SampleResult>& s, const ModelObjectiveOptions& opt) {
+  double exact = 0, logprob = 0, kl_sum = 0;
   RawScore r;
   for (const SampleResult& x : s) {
     exact += x.exact;
     logprob += x.logprob;
+    kl_sum += x.kl;
     r.per_sample.push_back(x.value);
   }
   const double ns = static_cast<double>(s.size());
   r.exact_rate = exact / ns;
   r.mean_logprob = logprob / ns;
-  r.value = exact_weight * r.exact_rate + logprob_weight * r.mean_logprob;
+  r.value = opt.exact_weight * r.exact_rate + opt.logprob_weight * r.mean_logprob - opt.kl_weight * (kl_sum / ns);
   return r;
 }
 
@@ -104,9 +153,10 @@ std::string describe_model_objective(const Model& m, const std::vector<TaskSampl
                                      const ModelObjectiveOptions& opt) {
   size_t tokens = 0;
   for (const auto& s : samples) tokens += s.n_tokens() - 1;  // the inputs: the last token is never one
-  return fmt::format("model {} | {} samples, {} tokens | {} | W={} S={} | S = {}*exact + {}*logprob",
+  const std::string kl = opt.kl_weight > 0 ? fmt::format(" - {}*KL(full||mask)", opt.kl_weight) : "";
+  return fmt::format("model {} | {} samples, {} tokens | {} | W={} S={} | S = {}*exact + {}*logprob{}",
                      m.identity(), samples.size(), tokens, opt.description, opt.window, opt.sinks,
-                     opt.exact_weight, opt.logprob_weight);
+                     opt.exact_weight, opt.logprob_weight, kl);
 }
 
 std::string ModelObjective::describe() const { return describe_model_objective(m_, samples_, opt_); }

@@ -1,7 +1,7 @@
 // The real objective: teacher-forced scores of calibration samples (tasks/TaskSample) under the
 // candidate's attention plan, with a hidden-state cache.
 //   S = exact_weight * mean_s(fraction of answers right) + logprob_weight * mean_s(mean answer
-//       log-probability)
+//       log-probability) - kl_weight * mean_s(mean over answer tokens of KL(full model || mask))
 // (NIAH: exact 1, log-prob 0.01 so near-ties are ordered; text: exact 0, log-prob 1 = -NLL).
 //
 // Cache: a PrefixStateCache (search/prefix_state_cache.h) of the samples' hidden states at
@@ -24,6 +24,10 @@ struct ModelObjectiveOptions {
   int window = 64, sinks = 4;
   double exact_weight = 1.0;
   double logprob_weight = 0.01;
+  // > 0: the answer rows' next-token distributions of the full model are kept (one full
+  // forward at construction), and each candidate pays its mean KL divergence from them: a
+  // signal that keeps ordering masks after every answer is right (past saturation).
+  double kl_weight = 0;
   int64_t cache_bytes = int64_t(8) << 30;  // cached hidden states, all samples together
   bool use_cache = true;                    // false: recompute every candidate from layer 0
   std::string description;                  // what the samples are (journal header)
@@ -31,12 +35,12 @@ struct ModelObjectiveOptions {
 
 // One sample's scores under a candidate: `value` is its share of S (RawScore::per_sample).
 struct SampleResult {
-  double exact = 0, logprob = 0, value = 0;
+  double exact = 0, logprob = 0, kl = 0, value = 0;
 };
 // The RawScore of per-sample results given in sample order. The one place the means are summed,
 // so a run that gathers the results of sample shards (search/distributed_objective.h) gets the
 // bits one process gets.
-RawScore combine_samples(const std::vector<SampleResult>& s, double exact_weight, double logprob_weight);
+RawScore combine_samples(const std::vector<SampleResult>& s, const ModelObjectiveOptions& opt);
 // The journal description of a model objective over `samples`.
 std::string describe_model_objective(const Model& m, const std::vector<TaskSample>& samples,
                                      const ModelObjectiveOptions& opt);
@@ -47,7 +51,7 @@ class ModelObjective : public Objective {
   int n_layers() const override { return L_; }
   int n_heads() const override { return H_; }
   RawScore evaluate(const HeadBits& swa) override {
-    return combine_samples(evaluate_samples(swa), opt_.exact_weight, opt_.logprob_weight);
+    return combine_samples(evaluate_samples(swa), opt_);
   }
   // Each sample's result, in sample order (counted in stats() as one evaluation).
   std::vector<SampleResult> evaluate_samples(const HeadBits& swa);
@@ -68,6 +72,13 @@ class ModelObjective : public Objective {
   };
   static StateLayout state_layout(const std::vector<TaskSample>& samples, int d_model);
   StateLayout layout_;  // before embedded_ and cache_, which are sized from it
+  // kl_weight > 0: per sample, the hidden rows that predict answer tokens and the full model's
+  // log-probabilities there ([rows, vocab], samples one after another).
+  std::vector<std::vector<int>> answer_rows_;
+  std::vector<int64_t> ref_offset_;
+  std::vector<float> ref_logprobs_;
+  void log_softmax_rows(const float* hidden, const std::vector<int>& rows, std::vector<float>& out) const;
+  double mean_kl(size_t sample, const float* hidden) const;
   std::vector<float> embedded_;  // input of layer 0, all samples
   PrefixStateCache cache_;
   ObjectiveStats stats_;

@@ -155,3 +155,48 @@ TEST(ModelObjective, SearchSavesLayerForwards) {
   EXPECT_EQ(r.objective_stats.layer_forwards + r2.objective_stats.layer_forwards, obj.stats().layer_forwards);
   EXPECT_GT(r2.objective_stats.layer_forwards, 0);
 }
+
+// The KL term against an independent reference: whole forward passes of the full model and of
+// the mask (Model::forward_all), KL(full || mask) at every answer row in double precision.
+TEST(ModelObjective, KlTermEqualsTheReferenceDivergence) {
+  auto m = load_or_skip();
+  if (!m) GTEST_SKIP() << "SKIPPED: " << kModel << " not found (needs the shared stories260K model)";
+  const int L = m->config().n_layers, H = m->config().n_kv_heads, V = m->config().vocab_size;
+  auto samples = random_samples(3, 60, 7, V);
+  ModelObjectiveOptions o;
+  o.window = 8, o.sinks = 2;
+  ModelObjective plain(*m, samples, o);
+  o.kl_weight = 0.5;
+  ModelObjective with_kl(*m, samples, o);
+  HeadBits bits(L * H, 0);
+  for (int i = 0; i < L * H; i += 2) bits[i] = 1;
+  const AttentionPlan plan = AttentionPlan::from_bits(L, H, bits, 8, 2), full = m->full_plan();
+  double kl_mean = 0;
+  for (const auto& s : samples) {
+    std::vector<int32_t> seq(s.prompt_ids);
+    seq.insert(seq.end(), s.continuation_ids.begin(), s.continuation_ids.end() - 1);
+    const auto lf = m->forward_all(seq, full), lm = m->forward_all(seq, plan);
+    double kl = 0;
+    int rows = 0;
+    for (const auto& a : s.answers)
+      for (size_t t = 0; t < a.ids.size(); ++t, ++rows) {
+        const size_t r = s.prompt_ids.size() + a.begin - 1 + t;
+        auto lsm = [&](const std::vector<float>& x, int v) {
+          double mx = -1e300, z = 0;
+          for (int u = 0; u < V; ++u) mx = std::max(mx, double(x[r * V + u]));
+          for (int u = 0; u < V; ++u) z += std::exp(double(x[r * V + u]) - mx);
+          return double(x[r * V + v]) - mx - std::log(z);
+        };
+        for (int v = 0; v < V; ++v) kl += std::exp(lsm(lf, v)) * (lsm(lf, v) - lsm(lm, v));
+      }
+    kl_mean += kl / rows / samples.size();
+  }
+  EXPECT_GT(kl_mean, 1e-4);  // the mask changes the answer distributions
+  const RawScore a = plain.evaluate(bits), b = with_kl.evaluate(bits);
+  EXPECT_NEAR(b.value, a.value - 0.5 * kl_mean, 1e-4 * (1 + kl_mean));
+  EXPECT_EQ(a.exact_rate, b.exact_rate);
+  // The full model is at distance 0 from itself.
+  const HeadBits none(L * H, 0);
+  EXPECT_NEAR(with_kl.evaluate(none).value, plain.evaluate(none).value, 1e-6);
+  EXPECT_NE(with_kl.describe(), plain.describe());  // a journal of one is not resumed by the other
+}

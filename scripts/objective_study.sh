@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Which calibration objective generalises best (issue: an objective with signal past
+# saturation)? bosch-plus (and single-head ablation, which ranks by the same objective) on the
+# default model at 0.75 and 0.875, calibrated with each objective below and scored on the SAME
+# held-out test samples with the same test metric (exact match + 0.01 answer log-probability):
+#   exact+lp0.01   the default: exact match + 0.01 x mean answer log-probability
+#   exact+lp0.1    a ten times larger log-probability weight
+#   exact+kl0.1    the default + 0.1 x KL(full model || mask) at the answer tokens
+#   exact+kl1      the default + 1 x KL
+# Writes docs/results/objective-study/seed<S>/<variant>/compare.json and summary.md (each
+# variant against the default, paired bootstrap over test samples).
+#   scripts/objective_study.sh [BOSCH_BINARY]   (SEED=0 by default; about 20 minutes)
+set -euo pipefail
+BOSCH=$(realpath "${1:-build/bosch}")
+cd "$(dirname "$0")/.."
+seed=${SEED:-0}
+out=${STUDY_OUT:-docs/results/objective-study}/seed$seed
+mkdir -p "$out"
+declare -A flags=([exact+lp0.01]="" [exact+lp0.1]="--logprob-weight 0.1" [exact+kl0.1]="--kl-weight 0.1" [exact+kl1]="--kl-weight 1")
+for v in exact+lp0.01 exact+lp0.1 exact+kl0.1 exact+kl1; do
+  echo "== $v (seed $seed)" >&2
+  # shellcheck disable=SC2086
+  "$BOSCH" compare models/default --ratios 0.75,0.875 --methods bosch-plus,ablation \
+    --objective niah --lengths 1024 --depths 3 --calib-solved-only --test-depths 11 --test-samples 1 \
+    --window 64 --sinks 4 --seed "$seed" ${flags[$v]} --json "$out/$v.json" > /dev/null
+done
+python3 - "$out" <<'PY' > "$out/summary.md"
+import json, random, sys, pathlib
+out = pathlib.Path(sys.argv[1])
+variants = ["exact+lp0.01", "exact+lp0.1", "exact+kl0.1", "exact+kl1"]
+runs = {v: json.loads((out / f"{v}.json").read_text()) for v in variants}
+def row(v, m, r):
+    return next(x for x in runs[v]["results"] if x["method"] == m and x["ratio"] == r)
+def boot(d, n=10000, seed=7):
+    rng = random.Random(seed); k = len(d)
+    means = sorted(sum(d[rng.randrange(k)] for _ in range(k)) / k for _ in range(n))
+    return sum(d) / k, means[int(0.025 * n)], means[int(0.975 * n)]
+ref = runs[variants[0]]["references"]
+scale = ref["full"]["raw_score"] - ref["all_swa"]["raw_score"]
+print(f"Seed {runs[variants[0]]['settings']['seed']}; {runs[variants[0]]['settings']['calibration_samples']} calibration samples; "
+      f"test: {runs[variants[0]]['settings']['test']}. Test S^ (exact match + 0.01 log-probability, normalised); "
+      "difference to the default objective, paired over test samples, 95% bootstrap interval.\n")
+print("| ratio | method | objective | calib S^ (own objective) | test S^ | test exact | vs exact+lp0.01 [95% CI] |")
+print("|---|---|---|---|---|---|---|")
+for r in runs[variants[0]]["ratios"]:
+    for m in ["bosch-plus", "ablation"]:
+        base = row(variants[0], m, r)
+        for v in variants:
+            x = row(v, m, r)
+            d = [(a - b) / scale for a, b in zip(x["test_per_sample"], base["test_per_sample"])]
+            mean, lo, hi = boot(d)
+            c = x["calibration_normalized"]
+            print(f"| {r} | {m} | {v} | {c:.3f} | {x['normalized']:.3f} | {x['exact_match']:.3f} | "
+                  f"{mean:+.3f} [{lo:+.3f}, {hi:+.3f}] |" if v != variants[0] else
+                  f"| {r} | {m} | {v} | {c:.3f} | {x['normalized']:.3f} | {x['exact_match']:.3f} | (reference) |")
+PY
+cat "$out/summary.md"
