@@ -22,8 +22,9 @@ import tempfile
 import time
 
 SMALL = ["--objective", "niah:single_noise", "--lengths", "512", "--depths", "6", "--window", "16", "--sinks", "2"]
+# --kl-weight: every per-sample term of S crosses the ranks
 SEARCH = ["search", "--ratio", "0.5", "--method", "bosch", "--budget-probe", "4", "--budget-group", "8",
-          "--budget-polish", "0"] + SMALL
+          "--budget-polish", "0", "--kl-weight", "0.1"] + SMALL
 
 
 def mpirun_cmd(mpirun, n):
