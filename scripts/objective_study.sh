@@ -7,9 +7,10 @@
 #   exact+lp0.1    a ten times larger log-probability weight
 #   exact+kl0.1    the default + 0.1 x KL(full model || mask) at the answer tokens
 #   exact+kl1      the default + 1 x KL
-# Writes docs/results/objective-study/seed<S>/<variant>/compare.json and summary.md (each
-# variant against the default, paired bootstrap over test samples).
-#   scripts/objective_study.sh [BOSCH_BINARY]   (SEED=0 by default; about 20 minutes)
+# Writes docs/results/objective-study/seed<S>/<variant>.json and summary.md (each variant
+# against the default, paired bootstrap over test samples; the variants measured so far).
+#   scripts/objective_study.sh [BOSCH_BINARY]   (SEED=0 by default; about 20 minutes on an idle
+#   2-core machine; VARIANTS="..." to choose, KEEP=1 to reuse finished ones)
 set -euo pipefail
 BOSCH=$(realpath "${1:-build/bosch}")
 cd "$(dirname "$0")/.."
@@ -17,7 +18,9 @@ seed=${SEED:-0}
 out=${STUDY_OUT:-docs/results/objective-study}/seed$seed
 mkdir -p "$out"
 declare -A flags=([exact+lp0.01]="" [exact+lp0.1]="--logprob-weight 0.1" [exact+kl0.1]="--kl-weight 0.1" [exact+kl1]="--kl-weight 1")
-for v in exact+lp0.01 exact+lp0.1 exact+kl0.1 exact+kl1; do
+variants=${VARIANTS:-exact+lp0.01 exact+lp0.1 exact+kl0.1 exact+kl1}
+for v in $variants; do
+  [[ -f $out/$v.json && -n ${KEEP:-} ]] && continue  # KEEP=1: reuse variants already measured
   echo "== $v (seed $seed)" >&2
   # shellcheck disable=SC2086
   "$BOSCH" compare models/default --ratios 0.75,0.875 --methods bosch-plus,ablation \
@@ -27,7 +30,7 @@ done
 python3 - "$out" <<'PY' > "$out/summary.md"
 import json, random, sys, pathlib
 out = pathlib.Path(sys.argv[1])
-variants = ["exact+lp0.01", "exact+lp0.1", "exact+kl0.1", "exact+kl1"]
+variants = [v for v in ["exact+lp0.01", "exact+lp0.1", "exact+kl0.1", "exact+kl1"] if (out / f"{v}.json").exists()]
 runs = {v: json.loads((out / f"{v}.json").read_text()) for v in variants}
 def row(v, m, r):
     return next(x for x in runs[v]["results"] if x["method"] == m and x["ratio"] == r)

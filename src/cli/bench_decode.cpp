@@ -70,7 +70,7 @@ Row measure(const Model& m, const AttentionPlan& plan, int64_t context, const De
   };
   const int64_t before = context - o.prefill;
   if (o.real_fill) {
-    for (int64_t pos = 0; pos < before; pos += o.chunk) m.forward_next(random_tokens(std::min<int64_t>(o.chunk, before - pos)), plan, cache);
+    for (int64_t pos = 0; pos < before; pos += o.chunk) m.forward_next(random_tokens(std::min<int64_t>(o.chunk, before - pos)), cache);
   } else {
     cache.fill_synthetic(before, o.seed);
   }
@@ -78,13 +78,13 @@ Row measure(const Model& m, const AttentionPlan& plan, int64_t context, const De
   std::vector<float> logits;
   auto t0 = std::chrono::steady_clock::now();
   for (int64_t pos = before; pos < context; pos += o.chunk)
-    logits = m.forward_next(random_tokens(std::min<int64_t>(o.chunk, context - pos)), plan, cache);
+    logits = m.forward_next(random_tokens(std::min<int64_t>(o.chunk, context - pos)), cache);
   r.prefill_tps = o.prefill / seconds_since(t0);
   prog.add(1);
   for (int s = 0; s < kWarmup + o.decode; ++s) {
     if (s == kWarmup) t0 = std::chrono::steady_clock::now();
     int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-    logits = m.forward_next({next}, plan, cache);
+    logits = m.forward_next({next}, cache);
   }
   r.decode_tps = o.decode / seconds_since(t0);
   prog.add(1);

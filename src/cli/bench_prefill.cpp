@@ -10,6 +10,7 @@
 #include "cli/command.h"
 #include "kernels/attention.h"
 #include "kernels/ops.h"
+#include "kernels/qmatmul.h"
 #include "kernels/sgemm_peak.h"
 #include "model/model.h"
 
@@ -48,19 +49,19 @@ void run(const PrefillOptions& o) {
   double t_prefill = best_seconds(o.repeats, prefill);
 
   // The linear layers alone: the same matmul_nt calls the model makes, on the same shapes.
-  const int d = c.d_model, qd = c.n_heads * c.head_dim, kvd = c.n_kv_heads * c.head_dim, ff = c.d_ff;
+  const int d = c.d_model, qd = c.n_heads * c.head_dim, ff = c.d_ff;
   std::vector<float> x(static_cast<size_t>(n) * std::max({d, qd, ff})), y(static_cast<size_t>(n) * std::max({d, qd, ff}));
   for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.001 * i);
   auto linear = [&] {
     for (int l = 0; l < c.n_layers; ++l) {
-      const auto& L = m->weights().layers[l];
-      matmul_nt(x.data(), L.wq.data(), y.data(), n, qd, d);
-      matmul_nt(x.data(), L.wk.data(), y.data(), n, kvd, d);
-      matmul_nt(x.data(), L.wv.data(), y.data(), n, kvd, d);
-      matmul_nt(x.data(), L.wo.data(), y.data(), n, d, qd);
-      matmul_nt(x.data(), L.w_gate.data(), y.data(), n, ff, d);
-      matmul_nt(x.data(), L.w_up.data(), y.data(), n, ff, d);
-      matmul_nt(x.data(), L.w_down.data(), y.data(), n, d, ff);
+      const auto& L = m->matrices().layers[l];
+      matmul_nt(x.data(), L.wq.v, y.data(), n);
+      matmul_nt(x.data(), L.wk.v, y.data(), n);
+      matmul_nt(x.data(), L.wv.v, y.data(), n);
+      matmul_nt(x.data(), L.wo.v, y.data(), n);
+      matmul_nt(x.data(), L.w_gate.v, y.data(), n);
+      matmul_nt(x.data(), L.w_up.v, y.data(), n);
+      matmul_nt(x.data(), L.w_down.v, y.data(), n);
     }
   };
   linear();

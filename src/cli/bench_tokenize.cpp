@@ -9,7 +9,7 @@
 #include <random>
 
 #include "cli/command.h"
-#include "tokenizer/js_reference.h"
+#include "tests/tokenizer/js_reference.h"
 #include "tokenizer/tokenizer.h"
 #include "util/atomic_file.h"
 #include "util/error.h"

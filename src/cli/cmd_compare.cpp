@@ -41,6 +41,7 @@ struct CompareCliOptions {
   std::string test_objective;     // "": the NIAH test split of the calibration families
   bool no_chat = false, resume = false;
   int instances = 100;            // simulator objectives: seeded instances
+  int sim_calib_samples = 0;      // ... calibration samples per instance (0: the simulator's 64)
 };
 
 // --objective synthetic:SHAPE[:SEED]: no model; every method that needs no weights on seeded
@@ -49,6 +50,7 @@ void run_simulated_compare_cli(const CompareCliOptions& o) {
   search::SimulatedCompareOptions so;
   so.spec = search::parse_simulator_spec(o.exp.calib.objective);
   so.instances = o.instances;
+  if (o.sim_calib_samples > 0) so.spec.params.calib_samples = o.sim_calib_samples;
   so.compare.ratios = search::parse_ratios(o.ratios);
   so.compare.methods = search::compare_methods(search::parse_objective_spec(o.exp.calib.objective), o.methods, false);
   so.compare.search = o.search;
@@ -184,6 +186,8 @@ CommandRegistrar reg("compare", "the search and every baseline at several ratios
       ->needs("--journal-dir");
   app.add_option("--instances", o->instances, "--objective synthetic:SHAPE[:SEED]: simulator instances (seeds SEED, SEED+1, ...)")
       ->capture_default_str()->check(CLI::Range(1, 100000));
+  app.add_option("--sim-calib-samples", o->sim_calib_samples, "--objective synthetic:SHAPE: calibration samples per "
+                 "instance (default 64, the paper's)")->check(CLI::Range(1, 1 << 20));
   app.add_option("--json", o->json_out, "write the results as JSON ({\"results\": [...]})");
   app.add_option("--report", o->report_dir, "write report.md, masks/*.svg, masks/*.json, sensitivity.svg, compare.json into DIR");
   app.callback([o] { run_compare_cli(*o); });

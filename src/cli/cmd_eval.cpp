@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "masks/mask_file.h"
 #include "model/model.h"
+#include "tasks/longbench.h"
 #include "tasks/niah.h"
 #include "tasks/niah_report.h"
 #include "tasks/scoring.h"
@@ -18,11 +19,6 @@
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/svg.h"
-
-#if __has_include("tasks/longbench.h")
-#include "tasks/longbench.h"
-#define BOSCH_HAVE_LONGBENCH 1
-#endif
 
 namespace bosch::cli {
 namespace {
@@ -133,8 +129,6 @@ void run_niah(const EvalOptions& o, const Model& m, const Tokenizer& tok, const 
 void run_longbench_suite(const EvalOptions& o, const Model& m, const Tokenizer& tok,
                          const std::string& path, const AttentionPlan& plan, const std::string& mask_desc) {
   check(!o.data.empty(), "--suite longbench needs --data DIR_OR_FILES (the LongBench JSONL files)");
-#ifdef BOSCH_HAVE_LONGBENCH
-  // ---- LongBench call site (issue #4, LongBench part: tasks/longbench.h) ----
   LongBenchOptions lo;
   lo.data = o.data;
   lo.datasets = o.datasets;
@@ -146,10 +140,6 @@ void run_longbench_suite(const EvalOptions& o, const Model& m, const Tokenizer& 
   j["settings"] = settings_json(o, m, path, mask_desc, plan);
   fmt::print("LongBench on {} | mask {}\n{}", path, mask_desc, r.table());
   if (!o.json_out.empty()) write_file_atomic(o.json_out, j.dump(2) + "\n");
-  // ---- end of LongBench call site ----
-#else
-  fail("--suite longbench: this build has no LongBench support yet (src/tasks/longbench.h)");
-#endif
 }
 
 void run_eval(const EvalOptions& o) {

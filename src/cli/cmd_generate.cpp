@@ -72,17 +72,20 @@ void run_generate(const GenerateOptions& o) {
   std::string desc;
   AttentionPlan plan = plan_for_model(*m, o.mask, o.window, o.sinks, &desc);
   // With SWA heads, the hybrid cache keeps only W + S positions for them (real memory saving).
+  const int64_t tokens = static_cast<int64_t>(prompt.size()) + p.max_tokens + 1;
   std::unique_ptr<KVStore> cache;
   if (plan.count_swa() > 0) {
     std::fprintf(stderr, "generate: %s\n", desc.c_str());
-    cache = std::make_unique<HybridKVCache>(m->config(), plan, static_cast<int64_t>(prompt.size()) + p.max_tokens + 1);
+    cache = std::make_unique<HybridKVCache>(m->config(), plan, tokens);
+  } else {
+    cache = std::make_unique<KVCache>(m->config(), plan, tokens);
   }
-  generate(*m, plan, prompt, p, [&](int32_t t) {
+  generate(*m, *cache, prompt, p, [&](int32_t t) {
     if (dec) fmt::print("{}", dec->push(t));
     else fmt::print("{} ", t);
     std::fflush(stdout);
     return true;
-  }, cache.get());
+  });
   if (dec) fmt::print("{}", dec->flush());
   fmt::print("\n");
 }

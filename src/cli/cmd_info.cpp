@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
+#include "kernels/qdot.h"
 #include "masks/model_plan.h"
 #include "model/hybrid_kv_cache.h"
 #include "model/model.h"
@@ -40,7 +41,15 @@ void run_info(const InfoOptions& o) {
   fmt::print("rope theta   {}{}\n", c.rope_theta, c.rope_scaling.enabled ? " (llama3 scaling)" : "");
   fmt::print("qk norm      {}\n", c.qk_norm ? "yes" : "no");
   fmt::print("embeddings   {}\n", c.tied_embeddings ? "tied" : "untied");
-  fmt::print("compute      float32\n");
+  fmt::print("compute      float32 activations; decode dot kernels: {}\n", dot_kernel_name());
+  const Model::WeightSummary ws = m->weight_summary();
+  std::string mix;
+  for (const auto& [type, cb] : ws.types)
+    mix += fmt::format("{}{} x{} ({})", mix.empty() ? "" : ", ", type, cb.first, human_bytes(static_cast<double>(cb.second)));
+  fmt::print("weights      {}\n", mix);
+  fmt::print("resident     {} mapped from the file, {} owned copies, {} float32 norms/biases\n",
+             human_bytes(static_cast<double>(ws.mapped)), human_bytes(static_cast<double>(ws.owned)),
+             human_bytes(static_cast<double>(ws.small_f32)));
   fmt::print("KV bytes/tok {} (float32 cache, full attention)\n", c.kv_bytes_per_token());
   fmt::print("identity     {}\n", m->identity());
   std::string desc;

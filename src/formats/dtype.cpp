@@ -4,6 +4,11 @@
 #include <cmath>
 #include <cstring>
 
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
+#include "formats/quant.h"
 #include "util/error.h"
 #include "util/parallel.h"
 
@@ -11,8 +16,6 @@ namespace bosch {
 
 namespace {
 
-constexpr size_t kQ8Block = 32;
-constexpr size_t kQ8BlockBytes = 2 + kQ8Block;  // fp16 scale + 32 int8
 constexpr size_t kParallelGrain = 1 << 16;      // elements; below this threads cost more than they save
 
 }  // namespace
@@ -23,23 +26,44 @@ std::string dtype_name(DType t) {
     case DType::F16: return "F16";
     case DType::BF16: return "BF16";
     case DType::Q8_0: return "Q8_0";
+    case DType::Q4_0: return "Q4_0";
+    case DType::Q5_0: return "Q5_0";
+    case DType::Q4_K: return "Q4_K";
+    case DType::Q5_K: return "Q5_K";
+    case DType::Q6_K: return "Q6_K";
   }
   return "unknown";
 }
 
-size_t dtype_block(DType t) { return t == DType::Q8_0 ? kQ8Block : 1; }
+size_t dtype_block(DType t) {
+  switch (t) {
+    case DType::F32: case DType::F16: case DType::BF16: return 1;
+    case DType::Q8_0: case DType::Q4_0: case DType::Q5_0: return quant::kQK;
+    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return quant::kQK_K;
+  }
+  fail("dtype_block: unknown dtype {}", static_cast<int>(t));
+}
+
+size_t dtype_block_bytes(DType t) {
+  switch (t) {
+    case DType::F32: return 4;
+    case DType::F16: case DType::BF16: return 2;
+    case DType::Q8_0: return quant::kQ8_0Bytes;
+    case DType::Q4_0: return quant::kQ4_0Bytes;
+    case DType::Q5_0: return quant::kQ5_0Bytes;
+    case DType::Q4_K: return quant::kQ4_KBytes;
+    case DType::Q5_K: return quant::kQ5_KBytes;
+    case DType::Q6_K: return quant::kQ6_KBytes;
+  }
+  fail("dtype_block_bytes: unknown dtype {}", static_cast<int>(t));
+}
+
+bool dtype_is_quantized(DType t) { return dtype_block(t) > 1; }
 
 size_t dtype_bytes(DType t, size_t n) {
-  switch (t) {
-    case DType::F32: return n * 4;
-    case DType::F16:
-    case DType::BF16: return n * 2;
-    case DType::Q8_0:
-      check(n % kQ8Block == 0, "Q8_0 element count {} is not a multiple of the block size {}", n,
-            kQ8Block);
-      return n / kQ8Block * kQ8BlockBytes;
-  }
-  fail("dtype_bytes: unknown dtype {}", static_cast<int>(t));
+  const size_t block = dtype_block(t);
+  check(n % block == 0, "{} element count {} is not a multiple of the block size {}", dtype_name(t), n, block);
+  return n / block * dtype_block_bytes(t);
 }
 
 float f16_to_f32(uint16_t h) {
@@ -98,6 +122,41 @@ uint16_t f32_to_bf16(float f) {
   return static_cast<uint16_t>(x >> 16);
 }
 
+void dequant_blocks(DType t, const void* src, float* dst, size_t nblocks) {
+  const uint8_t* s = static_cast<const uint8_t*>(src);
+  switch (t) {
+    case DType::Q8_0: return quant::dequant_q8_0(s, dst, nblocks);
+    case DType::Q4_0: return quant::dequant_q4_0(s, dst, nblocks);
+    case DType::Q5_0: return quant::dequant_q5_0(s, dst, nblocks);
+    case DType::Q4_K: return quant::dequant_q4_k(s, dst, nblocks);
+    case DType::Q5_K: return quant::dequant_q5_k(s, dst, nblocks);
+    case DType::Q6_K: return quant::dequant_q6_k(s, dst, nblocks);
+    case DType::F32: std::memcpy(dst, s, nblocks * 4); return;
+    case DType::F16: {
+      size_t i = 0;
+#if defined(__F16C__)
+      // Hardware conversion: exact like f16_to_f32 (every half is a float), 8 at a time.
+      for (; i + 8 <= nblocks; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 2 * i))));
+#endif
+      for (; i < nblocks; ++i) {
+        uint16_t h;
+        std::memcpy(&h, s + 2 * i, 2);
+        dst[i] = f16_to_f32(h);
+      }
+      return;
+    }
+    case DType::BF16:
+      for (size_t i = 0; i < nblocks; ++i) {
+        uint16_t h;
+        std::memcpy(&h, s + 2 * i, 2);
+        dst[i] = bf16_to_f32(h);
+      }
+      return;
+  }
+  fail("dequant_blocks: unknown dtype {}", static_cast<int>(t));
+}
+
 void to_f32(DType t, const void* src, float* dst, size_t n) {
   const uint8_t* s = static_cast<const uint8_t*>(src);
   switch (t) {
@@ -122,21 +181,14 @@ void to_f32(DType t, const void* src, float* dst, size_t n) {
         }
       }, kParallelGrain);
       return;
-    case DType::Q8_0: {
-      check(n % kQ8Block == 0, "Q8_0 element count {} is not a multiple of the block size {}", n,
-            kQ8Block);
-      size_t blocks = n / kQ8Block;
-      parallel_for(blocks, [&](size_t b, size_t e) {
-        for (size_t blk = b; blk < e; ++blk) {
-          const uint8_t* p = s + blk * kQ8BlockBytes;
-          uint16_t dh;
-          std::memcpy(&dh, p, 2);
-          float d = f16_to_f32(dh);
-          const int8_t* q = reinterpret_cast<const int8_t*>(p + 2);
-          float* o = dst + blk * kQ8Block;
-          for (size_t j = 0; j < kQ8Block; ++j) o[j] = d * static_cast<float>(q[j]);
-        }
-      }, kParallelGrain / kQ8Block);
+    case DType::Q8_0: case DType::Q4_0: case DType::Q5_0:
+    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: {
+      const size_t block = dtype_block(t), bytes = dtype_block_bytes(t);
+      check(n % block == 0, "{} element count {} is not a multiple of the block size {}", dtype_name(t), n,
+            block);
+      parallel_for(n / block, [&](size_t b, size_t e) {
+        dequant_blocks(t, s + b * bytes, dst + b * block, e - b);
+      }, kParallelGrain / block);
       return;
     }
   }

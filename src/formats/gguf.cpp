@@ -137,7 +137,12 @@ std::optional<DType> dtype_from_ggml(uint32_t t) {
   switch (t) {
     case 0: return DType::F32;
     case 1: return DType::F16;
+    case 2: return DType::Q4_0;
+    case 6: return DType::Q5_0;
     case 8: return DType::Q8_0;
+    case 12: return DType::Q4_K;
+    case 13: return DType::Q5_K;
+    case 14: return DType::Q6_K;
     case 30: return DType::BF16;
     default: return std::nullopt;
   }
@@ -159,6 +164,11 @@ uint32_t ggml_type_id(DType t) {
     case DType::F32: return 0;
     case DType::F16: return 1;
     case DType::Q8_0: return 8;
+    case DType::Q4_0: return 2;
+    case DType::Q5_0: return 6;
+    case DType::Q4_K: return 12;
+    case DType::Q5_K: return 13;
+    case DType::Q6_K: return 14;
     case DType::BF16: return 30;
   }
   fail("ggml_type_id: unknown dtype {}", static_cast<int>(t));
@@ -250,13 +260,14 @@ GGUFFile::GGUFFile(const std::string& path) : path_(path) {
     uint32_t type = c.read<uint32_t>(what + " type");
     std::optional<DType> dt = dtype_from_ggml(type);
     check(dt.has_value(),
-          "GGUF '{}': {} type: ggml type {} ({}) is not supported (supported: F32, F16, BF16, Q8_0)",
+          "GGUF '{}': {} type: ggml type {} ({}) is not supported (supported: F32, F16, BF16, "
+          "Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K)",
           path, what, type, ggml_type_name(type));
     t.type = *dt;
-    if (t.type == DType::Q8_0) {
+    if (dtype_is_quantized(t.type)) {  // rows hold whole blocks
       check(t.dims[0] % static_cast<int64_t>(dtype_block(t.type)) == 0,
-            "GGUF '{}': {} dims[0]: {} is not a multiple of the Q8_0 block size 32", path, what,
-            t.dims[0]);
+            "GGUF '{}': {} dims[0]: {} is not a multiple of the {} block size {}", path, what,
+            t.dims[0], dtype_name(t.type), dtype_block(t.type));
     }
     check(static_cast<uint64_t>(numel) <= std::numeric_limits<uint64_t>::max() / 4,
           "GGUF '{}': {} dims: {} elements is too large", path, what, numel);

@@ -23,7 +23,8 @@ constexpr uint32_t UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32
 }
 std::string gguf_type_name(uint32_t gguf_type);  // "UINT32", ...; "type N" when unknown
 
-// ggml tensor type ids: F32 0, F16 1, Q8_0 8, BF16 30 are the ones this engine reads.
+// ggml tensor type ids this engine reads: F32 0, F16 1, Q4_0 2, Q5_0 6, Q8_0 8, Q4_K 12, Q5_K 13,
+// Q6_K 14, BF16 30.
 uint32_t ggml_type_id(DType t);
 std::string ggml_type_name(uint32_t ggml_type);  // "Q4_K", ...; "unknown" when not a ggml type
 

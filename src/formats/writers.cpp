@@ -135,6 +135,8 @@ std::vector<uint8_t> encode_f32(DType type, const float* src, size_t n) {
       }
       break;
     }
+    default:
+      fail("encode_f32: writing {} is not supported (F32, F16, BF16, Q8_0 are)", dtype_name(type));
   }
   return out;
 }

@@ -27,7 +27,7 @@ int64_t arch_int(const GGUFFile& f, const std::string& suffix, int64_t fallback)
 std::set<std::string> swa_keys(const GGUFFile& f) {
   std::set<std::string> out;
   for (const auto& [k, v] : f.metadata())
-    if (k.rfind(kPrefix, 0) == 0) out.insert(k.substr(std::string(kPrefix).size()));
+    if (k.starts_with(kPrefix)) out.insert(k.substr(std::string(kPrefix).size()));
   return out;
 }
 
@@ -98,7 +98,7 @@ void write_gguf_with_plan(const std::string& src_gguf, const AttentionPlan& plan
 
   std::map<std::string, GGUFValue> meta;
   for (const auto& [k, v] : f.metadata())
-    if (k.rfind(kPrefix, 0) != 0) meta.emplace(k, v);
+    if (!k.starts_with(kPrefix)) meta.emplace(k, v);
   std::vector<int64_t> windows, sinks, flags;
   for (int l = 0; l < plan.n_layers(); ++l) {
     int w = 0, s = 0;

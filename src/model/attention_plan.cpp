@@ -63,12 +63,6 @@ double AttentionPlan::swa_ratio() const {
   return window_.empty() ? 0.0 : static_cast<double>(count_swa()) / window_.size();
 }
 
-bool AttentionPlan::layer_all_full(int layer) const {
-  for (int h = 0; h < n_kv_heads_; ++h)
-    if (is_swa(layer, h)) return false;
-  return true;
-}
-
 std::vector<uint8_t> AttentionPlan::bits() const {
   std::vector<uint8_t> b(window_.size());
   for (size_t i = 0; i < b.size(); ++i) b[i] = window_[i] > 0;

@@ -35,7 +35,6 @@ class AttentionPlan {
   bool visible(int layer, int head, int64_t i, int64_t j) const;
   int count_swa() const;
   double swa_ratio() const;
-  bool layer_all_full(int layer) const;
   std::vector<uint8_t> bits() const;  // 1 = SWA
   std::string summary() const;        // e.g. "12/32 SWA (W=64, S=4)"
 

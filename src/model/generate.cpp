@@ -6,17 +6,12 @@
 
 #include "model/kv_cache.h"
 #include "util/error.h"
+#include "util/splitmix.h"
 
 namespace bosch {
 
 namespace {
-uint64_t splitmix64(uint64_t& s) {
-  uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-double uniform01(uint64_t& s) { return (splitmix64(s) >> 11) * (1.0 / 9007199254740992.0); }
+double uniform01(uint64_t& s) { return unit_double(splitmix64(s)); }
 }  // namespace
 
 int32_t sample_token(const float* logits, int vocab, const SamplingParams& p, uint64_t& rng) {
@@ -48,27 +43,27 @@ int32_t sample_token(const float* logits, int vocab, const SamplingParams& p, ui
   return order[keep - 1];
 }
 
-std::vector<int32_t> generate(const Model& m, const AttentionPlan& plan, const std::vector<int32_t>& prompt,
-                              const SamplingParams& p, const std::function<bool(int32_t)>& on_token,
-                              KVStore* cache) {
+std::vector<int32_t> generate(const Model& m, KVStore& cache, const std::vector<int32_t>& prompt,
+                              const SamplingParams& p, const std::function<bool(int32_t)>& on_token) {
   check(!prompt.empty(), "generate: the prompt is empty (give at least BOS)");
-  std::unique_ptr<KVCache> own;
-  if (!cache) {
-    own = std::make_unique<KVCache>(m.config(), static_cast<int64_t>(prompt.size()) + p.max_tokens + 1);
-    cache = own.get();
-  }
   uint64_t rng = p.seed ^ 0x5eedull;
   std::vector<int32_t> out;
-  std::vector<float> logits = m.forward_next(prompt, plan, *cache);
+  std::vector<float> logits = m.forward_next(prompt, cache);
   for (int i = 0; i < p.max_tokens; ++i) {
     int32_t t = sample_token(logits.data(), m.config().vocab_size, p, rng);
     if (std::find(p.stop_ids.begin(), p.stop_ids.end(), t) != p.stop_ids.end()) break;
     out.push_back(t);
     if (on_token && !on_token(t)) break;
     if (i + 1 == p.max_tokens) break;
-    logits = m.forward_next({t}, plan, *cache);
+    logits = m.forward_next({t}, cache);
   }
   return out;
+}
+
+std::vector<int32_t> generate(const Model& m, const AttentionPlan& plan, const std::vector<int32_t>& prompt,
+                              const SamplingParams& p, const std::function<bool(int32_t)>& on_token) {
+  KVCache cache(m.config(), plan, static_cast<int64_t>(prompt.size()) + p.max_tokens + 1);
+  return generate(m, cache, prompt, p, on_token);
 }
 
 }  // namespace bosch

@@ -9,6 +9,7 @@
 #include "kernels/attention.h"
 #include "util/error.h"
 #include "util/parallel.h"
+#include "util/splitmix.h"
 
 namespace bosch {
 
@@ -242,7 +243,7 @@ void HybridKVCache::attend_group(Group& g, const float* q, const float* k, const
 }
 
 void HybridKVCache::attend(int layer, const float* q, const float* k, const float* v, float* out, int n,
-                           int64_t pos0, const AttentionPlan& plan) {
+                           int64_t pos0) {
   check(layer >= 0 && layer < cfg_.n_layers, "hybrid KV cache: layer {} out of range [0, {})", layer,
         cfg_.n_layers);
   check(n >= 0, "hybrid KV cache: negative token count {}", n);
@@ -252,16 +253,6 @@ void HybridKVCache::attend(int layer, const float* q, const float* k, const floa
   check(L.filled == length_,
         "hybrid KV cache: layer {} already holds {} positions, {} committed (attend twice before commit?)",
         layer, L.filled, length_);
-  check(plan.n_layers() == plan_.n_layers() && plan.n_kv_heads() == plan_.n_kv_heads(),
-        "hybrid KV cache: attend() got a {}x{} plan, the cache was built for {}x{}", plan.n_layers(),
-        plan.n_kv_heads(), plan_.n_layers(), plan_.n_kv_heads());
-  for (int h = 0; h < cfg_.n_kv_heads; ++h)
-    check(plan.window(layer, h) == plan_.window(layer, h) &&
-              (!plan.is_swa(layer, h) || plan.sinks(layer, h) == plan_.sinks(layer, h)),
-          "hybrid KV cache: layer {} KV head {}: attend() plan says window {} sinks {}, the cache was "
-          "built for window {} sinks {} (0 = full); build the cache with the plan you run",
-          layer, h, plan.window(layer, h), plan.sinks(layer, h), plan_.window(layer, h),
-          plan_.sinks(layer, h));
   if (n == 0) return;
   if (pos0 + n > capacity_) reserve((pos0 + n + kGrowTokens - 1) / kGrowTokens * kGrowTokens);
   for (auto& g : L.groups) attend_group(g, q, k, v, out, n, pos0);
@@ -290,13 +281,9 @@ void HybridKVCache::fill_synthetic(int64_t tokens, uint64_t seed) {
     for (size_t l = lb; l < le; ++l) {
       for (size_t gi = 0; gi < layers_[l].groups.size(); ++gi) {
         Group& g = layers_[l].groups[gi];
-        uint64_t s = seed ^ (0x9E3779B97F4A7C15ull * (l * 64 + gi + 1));
-        auto next = [&s] {  // splitmix64 -> uniform in [-1, 1)
-          uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-          z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-          z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-          z ^= z >> 31;
-          return static_cast<float>(z >> 40) * (2.0f / 16777216.0f) - 1.0f;
+        uint64_t s = seed ^ (kSplitmixGamma * (l * 64 + gi + 1));
+        auto next = [&s] {  // uniform in [-1, 1) from the top 24 bits
+          return static_cast<float>(splitmix64(s) >> 40) * (2.0f / 16777216.0f) - 1.0f;
         };
         const int64_t row = int64_t(g.heads.size()) * hd;
         for (int64_t p = from; p < tokens; ++p) {

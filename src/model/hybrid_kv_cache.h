@@ -46,14 +46,15 @@ int64_t hybrid_kv_bytes_per_token(const ModelConfig& cfg, const AttentionPlan& p
 
 class HybridKVCache : public KVStore {
  public:
-  // `plan` fixes which heads are SWA and their (W, S); attend() must be given the same plan.
+  // `plan` fixes which heads are SWA and their (W, S).
   HybridKVCache(const ModelConfig& cfg, const AttentionPlan& plan, int64_t max_tokens = 0);
   HybridKVCache(const HybridKVCache&) = delete;
   HybridKVCache& operator=(const HybridKVCache&) = delete;
 
+  const AttentionPlan& plan() const override { return plan_; }
   int64_t length() const override { return length_; }
   void attend(int layer, const float* q, const float* k, const float* v, float* out, int n,
-              int64_t pos0, const AttentionPlan& plan) override;
+              int64_t pos0) override;
   void commit(int64_t new_length) override;
   void clear() override;
   // Resident K/V bytes as counted by the allocator of the cache buffers.
@@ -62,7 +63,6 @@ class HybridKVCache : public KVStore {
   int64_t capacity() const { return capacity_; }
   // Grows every buffer to hold `tokens` positions (no-op when already that large).
   void reserve(int64_t tokens);
-  const AttentionPlan& plan() const { return plan_; }
   // Sum of the buffers' capacities in bytes (cross-check of bytes()).
   int64_t buffer_capacity_bytes() const;
   int64_t workspace_bytes() const;  // transient scratch of the calling thread, not KV cache

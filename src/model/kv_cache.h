@@ -11,16 +11,20 @@
 
 namespace bosch {
 
+// A store owns its attention plan from construction: the plan fixes what it keeps (the hybrid
+// cache's ring sizes) and what each attend() sees, so no call can run it with another plan.
 class KVStore {
  public:
   virtual ~KVStore() = default;
+  virtual const AttentionPlan& plan() const = 0;
   // Positions already committed (the next token's position).
   virtual int64_t length() const = 0;
   // For `layer`: store k, v of n new tokens (rows [n, n_kv_heads*head_dim], positions
   // pos0 .. pos0+n-1, pos0 == length()), then write attention of queries q
-  // ([n, n_heads*head_dim]) over all visible positions into out ([n, n_heads*head_dim]).
+  // ([n, n_heads*head_dim]) over the positions plan() lets them see into out
+  // ([n, n_heads*head_dim]).
   virtual void attend(int layer, const float* q, const float* k, const float* v, float* out,
-                      int n, int64_t pos0, const AttentionPlan& plan) = 0;
+                      int n, int64_t pos0) = 0;
   // Called once all layers have seen the n new tokens.
   virtual void commit(int64_t new_length) = 0;
   virtual void clear() = 0;
@@ -28,19 +32,22 @@ class KVStore {
 };
 
 // Plain cache: per layer K and V for every position, layout [pos][kv_head][head_dim], float32.
+// SWA heads of the plan are masked, not evicted (the hybrid cache evicts).
 class KVCache : public KVStore {
  public:
-  KVCache(const ModelConfig& cfg, int64_t max_tokens);
+  KVCache(const ModelConfig& cfg, const AttentionPlan& plan, int64_t max_tokens);
+  const AttentionPlan& plan() const override { return plan_; }
   int64_t length() const override { return length_; }
   int64_t capacity() const { return capacity_; }
   void attend(int layer, const float* q, const float* k, const float* v, float* out, int n,
-              int64_t pos0, const AttentionPlan& plan) override;
+              int64_t pos0) override;
   void commit(int64_t new_length) override;
   void clear() override { length_ = 0; }
   int64_t bytes() const override;
 
  private:
   ModelConfig cfg_;
+  AttentionPlan plan_;
   std::vector<std::vector<float>> k_, v_;
   int64_t length_ = 0, capacity_ = 0, stride_pos_ = 0;
 };

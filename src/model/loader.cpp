@@ -1,7 +1,11 @@
-// Model::load: GGUF files and Hugging Face directories into one in-memory layout (float32,
-// PyTorch [out, in] linear weights, rotate-half RoPE order). GGUF "llama" files store Q/K rows
-// permuted for adjacent-pair RoPE (llama.cpp's convert script); they are un-permuted here so
-// one RoPE kernel serves every source and both give the same logits for the same model.
+// Model::load: GGUF files and Hugging Face directories into one layout (PyTorch [out, in]
+// linear weights, rotate-half RoPE order). Linear weights stay in the file's type, as views
+// into its memory map; norms and biases are converted to float32. GGUF "llama" files store
+// Q/K rows permuted for adjacent-pair RoPE (llama.cpp's convert script); those two matrices
+// are copied with their rows un-permuted (still in their type: rows are whole blocks) so one
+// RoPE kernel serves every source and both give the same logits for the same model.
+#include <cstring>
+
 #include <nlohmann/json.hpp>
 
 #include "formats/gguf.h"
@@ -21,16 +25,30 @@ std::vector<float> to_floats(DType t, const void* data, int64_t numel) {
 }
 
 // GGUF llama Q/K rows: head h, row h*hd + 2j + i  <->  HF row h*hd + i*hd/2 + j.
-std::vector<float> unpermute_rope_rows(const std::vector<float>& w, int n_heads, int hd, int in) {
-  std::vector<float> out(w.size());
+WeightMatrix unpermute_rope_rows(const WeightMatrix& w, int n_heads, int hd) {
+  const size_t rb = w.v.row_bytes();
+  auto out = std::make_shared<std::vector<uint8_t>>(w.v.bytes());
   for (int h = 0; h < n_heads; ++h)
     for (int j = 0; j < hd / 2; ++j)
       for (int i = 0; i < 2; ++i) {
-        size_t src = (static_cast<size_t>(h) * hd + 2 * j + i) * in;
-        size_t dst = (static_cast<size_t>(h) * hd + i * (hd / 2) + j) * in;
-        std::copy(w.begin() + src, w.begin() + src + in, out.begin() + dst);
+        const int64_t src = static_cast<int64_t>(h) * hd + 2 * j + i;
+        const int64_t dst = static_cast<int64_t>(h) * hd + i * (hd / 2) + j;
+        std::memcpy(out->data() + dst * rb, w.v.row(src), rb);
       }
-  return out;
+  WeightView v = w.v;
+  v.data = out->data();
+  return {v, std::move(out)};
+}
+
+// A [rows, cols] view of tensor bytes (shape already checked against the config). Files need
+// not align tensors to 4 bytes (safetensors; GGUF with general.alignment 1 or 2): a misaligned
+// F32 matrix is copied, since BLAS reads it as floats; other types are read bytewise.
+WeightMatrix view_of(DType t, const uint8_t* data, int64_t rows, int64_t cols) {
+  WeightView v{t, data, rows, cols};
+  if (t != DType::F32 || reinterpret_cast<uintptr_t>(data) % alignof(float) == 0) return {v, nullptr};
+  auto copy = std::make_shared<std::vector<uint8_t>>(data, data + v.bytes());
+  v.data = copy->data();
+  return {v, std::move(copy)};
 }
 
 // Dimensions: [1, 2^24) like ModelConfig::validate, so nothing wraps on the way to int.
@@ -54,13 +72,20 @@ struct GGUFLoader {
     }
     return to_floats(t.type, t.data, t.numel());
   }
-  std::vector<float> get_opt(const std::string& name, std::vector<int64_t> dims_pt) const {
-    return f.find_tensor(name) ? get(name, std::move(dims_pt)) : std::vector<float>{};
+  // A linear weight [rows, cols], kept in the file's type.
+  WeightMatrix matrix(const std::string& name, int64_t rows, int64_t cols) const {
+    const GGUFTensor& t = f.tensor(name);
+    if (t.dims != std::vector<int64_t>{cols, rows}) {
+      fail("{}: tensor {} has shape [{}], expected [{}, {}] (GGUF order) from the metadata", f.path(), name,
+           fmt::join(t.dims, ", "), cols, rows);
+    }
+    return view_of(t.type, t.data, rows, cols);
   }
 };
 
 std::unique_ptr<Model> load_gguf(const std::string& path) {
-  GGUFFile f(path);
+  auto file = std::make_shared<GGUFFile>(path);
+  const GGUFFile& f = *file;
   GGUFLoader g{f, f.get_string("general.architecture")};
   ModelConfig c;
   c.arch = g.arch;
@@ -92,21 +117,25 @@ std::unique_ptr<Model> load_gguf(const std::string& path) {
 
   const int64_t d = c.d_model, hd = c.head_dim, nh = c.n_heads, nkv = c.n_kv_heads, ff = c.d_ff, V = c.vocab_size;
   ModelWeights w;
-  w.tok_embd = g.get("token_embd.weight", {V, d});
+  ModelMatrices mw;
+  mw.keep_alive = file;
+  mw.tok_embd = g.matrix("token_embd.weight", V, d);
   w.out_norm = g.get("output_norm.weight", {d});
-  if (!c.tied_embeddings) w.lm_head = g.get("output.weight", {V, d});
+  if (!c.tied_embeddings) mw.lm_head = g.matrix("output.weight", V, d);
   w.layers.resize(c.n_layers);
+  mw.layers.resize(c.n_layers);
   for (int l = 0; l < c.n_layers; ++l) {
     auto& L = w.layers[l];
+    auto& M = mw.layers[l];
     std::string p = "blk." + std::to_string(l) + ".";
     L.attn_norm = g.get(p + "attn_norm.weight", {d});
-    L.wq = g.get(p + "attn_q.weight", {nh * hd, d});
-    L.wk = g.get(p + "attn_k.weight", {nkv * hd, d});
-    L.wv = g.get(p + "attn_v.weight", {nkv * hd, d});
-    L.wo = g.get(p + "attn_output.weight", {d, nh * hd});
+    M.wq = g.matrix(p + "attn_q.weight", nh * hd, d);
+    M.wk = g.matrix(p + "attn_k.weight", nkv * hd, d);
+    M.wv = g.matrix(p + "attn_v.weight", nkv * hd, d);
+    M.wo = g.matrix(p + "attn_output.weight", d, nh * hd);
     if (c.arch == "llama") {
-      L.wq = unpermute_rope_rows(L.wq, c.n_heads, c.head_dim, c.d_model);
-      L.wk = unpermute_rope_rows(L.wk, c.n_kv_heads, c.head_dim, c.d_model);
+      M.wq = unpermute_rope_rows(M.wq, c.n_heads, c.head_dim);
+      M.wk = unpermute_rope_rows(M.wk, c.n_kv_heads, c.head_dim);
     }
     if (c.qkv_bias) {
       L.bq = g.get(p + "attn_q.bias", {nh * hd});
@@ -118,19 +147,19 @@ std::unique_ptr<Model> load_gguf(const std::string& path) {
       L.k_norm = g.get(p + "attn_k_norm.weight", {hd});
     }
     L.ffn_norm = g.get(p + "ffn_norm.weight", {d});
-    L.w_gate = g.get(p + "ffn_gate.weight", {ff, d});
-    L.w_up = g.get(p + "ffn_up.weight", {ff, d});
-    L.w_down = g.get(p + "ffn_down.weight", {d, ff});
+    M.w_gate = g.matrix(p + "ffn_gate.weight", ff, d);
+    M.w_up = g.matrix(p + "ffn_up.weight", ff, d);
+    M.w_down = g.matrix(p + "ffn_down.weight", d, ff);
   }
   // Llama-3 GGUFs carry the rope scaling as per-frequency factors (rope_freqs.weight).
   if (const GGUFTensor* rf = f.find_tensor("rope_freqs.weight")) {
     check(rf->numel() == hd / 2, "{}: rope_freqs.weight has {} values, expected {}", path, rf->numel(), hd / 2);
     auto factors = to_floats(rf->type, rf->data, rf->numel());
-    auto m = std::make_unique<Model>(c, std::move(w), path);
+    auto m = std::make_unique<Model>(c, std::move(w), std::move(mw), path);
     m->set_rope_factors(factors);
     return m;
   }
-  return std::make_unique<Model>(c, std::move(w), path);
+  return std::make_unique<Model>(c, std::move(w), std::move(mw), path);
 }
 
 // ---------------------------------------------------------------- Hugging Face
@@ -166,7 +195,8 @@ std::string cfg_string_or(const nlohmann::json& j, const std::string& key, const
 }
 
 std::unique_ptr<Model> load_hf(const std::string& dir) {
-  HFModelDir m(dir);
+  auto hf = std::make_shared<HFModelDir>(dir);
+  const HFModelDir& m = *hf;
   const auto& j = m.config();
   const std::string file = dir + "/config.json";
   ModelConfig c;
@@ -213,19 +243,30 @@ std::unique_ptr<Model> load_hf(const std::string& dir) {
            fmt::join(shape, ", "));
     return to_floats(t.type, t.data, t.numel());
   };
+  auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
+    const SafeTensor& t = m.tensor(name);
+    if (t.shape != std::vector<int64_t>{rows, cols})
+      fail("{}: tensor {} has shape [{}], expected [{}, {}] from config.json", t.file, name, fmt::join(t.shape, ", "),
+           rows, cols);
+    return view_of(t.type, t.data, rows, cols);
+  };
   ModelWeights w;
-  w.tok_embd = get("model.embed_tokens.weight", {V, d});
+  ModelMatrices mw;
+  mw.keep_alive = hf;
+  mw.tok_embd = matrix("model.embed_tokens.weight", V, d);
   w.out_norm = get("model.norm.weight", {d});
-  if (!c.tied_embeddings) w.lm_head = get("lm_head.weight", {V, d});
+  if (!c.tied_embeddings) mw.lm_head = matrix("lm_head.weight", V, d);
   w.layers.resize(c.n_layers);
+  mw.layers.resize(c.n_layers);
   for (int l = 0; l < c.n_layers; ++l) {
     auto& L = w.layers[l];
+    auto& M = mw.layers[l];
     std::string p = "model.layers." + std::to_string(l) + ".";
     L.attn_norm = get(p + "input_layernorm.weight", {d});
-    L.wq = get(p + "self_attn.q_proj.weight", {nh * hd, d});
-    L.wk = get(p + "self_attn.k_proj.weight", {nkv * hd, d});
-    L.wv = get(p + "self_attn.v_proj.weight", {nkv * hd, d});
-    L.wo = get(p + "self_attn.o_proj.weight", {d, nh * hd});
+    M.wq = matrix(p + "self_attn.q_proj.weight", nh * hd, d);
+    M.wk = matrix(p + "self_attn.k_proj.weight", nkv * hd, d);
+    M.wv = matrix(p + "self_attn.v_proj.weight", nkv * hd, d);
+    M.wo = matrix(p + "self_attn.o_proj.weight", d, nh * hd);
     if (c.qkv_bias) {
       L.bq = get(p + "self_attn.q_proj.bias", {nh * hd});
       L.bk = get(p + "self_attn.k_proj.bias", {nkv * hd});
@@ -236,11 +277,11 @@ std::unique_ptr<Model> load_hf(const std::string& dir) {
       L.k_norm = get(p + "self_attn.k_norm.weight", {hd});
     }
     L.ffn_norm = get(p + "post_attention_layernorm.weight", {d});
-    L.w_gate = get(p + "mlp.gate_proj.weight", {ff, d});
-    L.w_up = get(p + "mlp.up_proj.weight", {ff, d});
-    L.w_down = get(p + "mlp.down_proj.weight", {d, ff});
+    M.w_gate = matrix(p + "mlp.gate_proj.weight", ff, d);
+    M.w_up = matrix(p + "mlp.up_proj.weight", ff, d);
+    M.w_down = matrix(p + "mlp.down_proj.weight", d, ff);
   }
-  return std::make_unique<Model>(c, std::move(w), dir);
+  return std::make_unique<Model>(c, std::move(w), std::move(mw), dir);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/ops.h"
+#include "kernels/qmatmul.h"
 #include "model/kv_cache.h"
 #include "util/error.h"
 
@@ -46,13 +47,23 @@ uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
 }
 
 // Hash of the config and a strided sample of every tensor: cheap, and different for any two
-// models that differ in shape or training.
-uint64_t hash_tensor(uint64_t h, const std::vector<float>& t) {
-  uint64_t n = t.size();
+// models that differ in shape or training. Each sampled element is hashed as float32 (dequantised
+// from its block), so a model has one identity whatever type its weights are held in.
+uint64_t hash_tensor(uint64_t h, const WeightView& w) {
+  const uint64_t n = static_cast<uint64_t>(w.rows * w.cols);
   h = fnv1a(h, &n, sizeof n);
-  size_t step = std::max<size_t>(1, t.size() / 4096);
-  for (size_t i = 0; i < t.size(); i += step) h = fnv1a(h, &t[i], sizeof(float));
+  const size_t step = std::max<size_t>(1, n / 4096), block = dtype_block(w.type);
+  float buf[256];
+  for (size_t i = 0; i < n; i += step) {
+    const size_t r = i / w.cols, c = i % w.cols, c0 = c / block * block;
+    dequant_blocks(w.type, w.row(static_cast<int64_t>(r)) + dtype_bytes(w.type, c0), buf, 1);
+    h = fnv1a(h, &buf[c - c0], sizeof(float));
+  }
   return h;
+}
+
+WeightMatrix f32_matrix(const std::vector<float>& t, int64_t rows, int64_t cols) {
+  return {WeightView{DType::F32, t.data(), rows, cols}, nullptr};
 }
 
 void add_bias(float* y, const std::vector<float>& b, int rows) {
@@ -76,7 +87,7 @@ float* grow(std::vector<float>& v, size_t n) {
 }  // namespace
 
 Model::Model(ModelConfig cfg, ModelWeights w, std::string source)
-    : cfg_(std::move(cfg)), w_(std::move(w)), source_(std::move(source)) {
+    : cfg_(std::move(cfg)), w_(std::move(w)), float_weights_(true), source_(std::move(source)) {
   cfg_.validate(source_);
   const size_t d = cfg_.d_model, hd = cfg_.head_dim, nh = cfg_.n_heads, nkv = cfg_.n_kv_heads,
                ff = cfg_.d_ff, V = cfg_.vocab_size;
@@ -84,18 +95,60 @@ Model::Model(ModelConfig cfg, ModelWeights w, std::string source)
     check(t.size() == n, "{}: weight {} has {} values, expected {}", source_, name, t.size(), n);
   };
   expect(w_.tok_embd, V * d, "token embedding");
-  expect(w_.out_norm, d, "output norm");
   if (!w_.lm_head.empty()) expect(w_.lm_head, V * d, "LM head");
   check(w_.layers.size() == static_cast<size_t>(cfg_.n_layers), "{}: {} layers of weights, config says {}",
         source_, w_.layers.size(), cfg_.n_layers);
+  mats_.tok_embd = f32_matrix(w_.tok_embd, V, d);
+  if (!w_.lm_head.empty()) mats_.lm_head = f32_matrix(w_.lm_head, V, d);
   for (int l = 0; l < cfg_.n_layers; ++l) {
     const auto& L = w_.layers[l];
     std::string p = "layer " + std::to_string(l) + " ";
-    expect(L.attn_norm, d, p + "attention norm");
     expect(L.wq, nh * hd * d, p + "q");
     expect(L.wk, nkv * hd * d, p + "k");
     expect(L.wv, nkv * hd * d, p + "v");
     expect(L.wo, d * nh * hd, p + "o");
+    expect(L.w_gate, ff * d, p + "gate");
+    expect(L.w_up, ff * d, p + "up");
+    expect(L.w_down, d * ff, p + "down");
+    mats_.layers.push_back({f32_matrix(L.wq, nh * hd, d), f32_matrix(L.wk, nkv * hd, d), f32_matrix(L.wv, nkv * hd, d),
+                            f32_matrix(L.wo, d, nh * hd), f32_matrix(L.w_gate, ff, d), f32_matrix(L.w_up, ff, d),
+                            f32_matrix(L.w_down, d, ff)});
+  }
+  init();
+}
+
+Model::Model(ModelConfig cfg, ModelWeights small, ModelMatrices mats, std::string source)
+    : cfg_(std::move(cfg)), w_(std::move(small)), mats_(std::move(mats)), source_(std::move(source)) {
+  cfg_.validate(source_);
+  init();
+}
+
+void Model::init() {
+  const int64_t d = cfg_.d_model, hd = cfg_.head_dim, nh = cfg_.n_heads, nkv = cfg_.n_kv_heads,
+                ff = cfg_.d_ff, V = cfg_.vocab_size;
+  auto expect = [&](const std::vector<float>& t, int64_t n, const std::string& name) {
+    check(t.size() == static_cast<size_t>(n), "{}: weight {} has {} values, expected {}", source_, name, t.size(), n);
+  };
+  auto expect_m = [&](const WeightMatrix& m, int64_t rows, int64_t cols, const std::string& name) {
+    check(m.v.data != nullptr && m.v.rows == rows && m.v.cols == cols, "{}: weight {} is [{}, {}], expected [{}, {}]",
+          source_, name, m.v.rows, m.v.cols, rows, cols);
+    check(cols % static_cast<int64_t>(dtype_block(m.v.type)) == 0, "{}: weight {} rows of {} are not whole {} blocks",
+          source_, name, cols, dtype_name(m.v.type));
+  };
+  expect_m(mats_.tok_embd, V, d, "token embedding");
+  expect(w_.out_norm, d, "output norm");
+  if (!mats_.lm_head.empty()) expect_m(mats_.lm_head, V, d, "LM head");
+  check(w_.layers.size() == static_cast<size_t>(cfg_.n_layers) && mats_.layers.size() == w_.layers.size(),
+        "{}: {} layers of weights, config says {}", source_, w_.layers.size(), cfg_.n_layers);
+  for (int l = 0; l < cfg_.n_layers; ++l) {
+    const auto& L = w_.layers[l];
+    const auto& M = mats_.layers[l];
+    std::string p = "layer " + std::to_string(l) + " ";
+    expect(L.attn_norm, d, p + "attention norm");
+    expect_m(M.wq, nh * hd, d, p + "q");
+    expect_m(M.wk, nkv * hd, d, p + "k");
+    expect_m(M.wv, nkv * hd, d, p + "v");
+    expect_m(M.wo, d, nh * hd, p + "o");
     if (cfg_.qkv_bias) {
       expect(L.bq, nh * hd, p + "q bias");
       expect(L.bk, nkv * hd, p + "k bias");
@@ -106,9 +159,9 @@ Model::Model(ModelConfig cfg, ModelWeights w, std::string source)
       expect(L.k_norm, hd, p + "k norm");
     }
     expect(L.ffn_norm, d, p + "ffn norm");
-    expect(L.w_gate, ff * d, p + "gate");
-    expect(L.w_up, ff * d, p + "up");
-    expect(L.w_down, d * ff, p + "down");
+    expect_m(M.w_gate, ff, d, p + "gate");
+    expect_m(M.w_up, ff, d, p + "up");
+    expect_m(M.w_down, d, ff, p + "down");
   }
   inv_freq_ = rope_inv_freq(cfg_);
   uint64_t h = 1469598103934665603ull;
@@ -116,10 +169,64 @@ Model::Model(ModelConfig cfg, ModelWeights w, std::string source)
                 cfg_.vocab_size};
   h = fnv1a(h, dims, sizeof dims);
   h = fnv1a(h, cfg_.arch.data(), cfg_.arch.size());
-  h = hash_tensor(h, w_.tok_embd);
-  for (const auto& L : w_.layers)
-    for (const auto* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) h = hash_tensor(h, *t);
+  h = hash_tensor(h, mats_.tok_embd.v);
+  for (const auto& M : mats_.layers)
+    for (const auto* t : {&M.wq, &M.wk, &M.wv, &M.wo, &M.w_gate, &M.w_up, &M.w_down}) h = hash_tensor(h, t->v);
   identity_ = fmt::format("{:016x}", h);
+}
+
+const ModelWeights& Model::weights() const {
+  if (float_weights_) return w_;
+  std::call_once(expand_once_, [&] {
+    auto out = std::make_unique<ModelWeights>(w_);
+    auto floats = [](const WeightMatrix& m) {
+      std::vector<float> f(static_cast<size_t>(m.v.rows * m.v.cols));
+      to_f32(m.v.type, m.v.data, f.data(), f.size());
+      return f;
+    };
+    out->tok_embd = floats(mats_.tok_embd);
+    if (!mats_.lm_head.empty()) out->lm_head = floats(mats_.lm_head);
+    for (size_t l = 0; l < mats_.layers.size(); ++l) {
+      const auto& M = mats_.layers[l];
+      auto& L = out->layers[l];
+      L.wq = floats(M.wq), L.wk = floats(M.wk), L.wv = floats(M.wv), L.wo = floats(M.wo);
+      L.w_gate = floats(M.w_gate), L.w_up = floats(M.w_up), L.w_down = floats(M.w_down);
+    }
+    expanded_ = std::move(out);
+  });
+  return *expanded_;
+}
+
+size_t Model::matrix_bytes() const {
+  size_t b = mats_.tok_embd.v.bytes() + (mats_.lm_head.empty() ? 0 : mats_.lm_head.v.bytes());
+  for (const auto& M : mats_.layers)
+    for (const auto* t : {&M.wq, &M.wk, &M.wv, &M.wo, &M.w_gate, &M.w_up, &M.w_down}) b += t->v.bytes();
+  return b;
+}
+
+Model::WeightSummary Model::weight_summary() const {
+  WeightSummary ws;
+  std::vector<const WeightMatrix*> all = {&mats_.tok_embd};
+  if (!mats_.lm_head.empty()) all.push_back(&mats_.lm_head);
+  for (const auto& M : mats_.layers)
+    for (const auto* t : {&M.wq, &M.wk, &M.wv, &M.wo, &M.w_gate, &M.w_up, &M.w_down}) all.push_back(t);
+  for (const WeightMatrix* m : all) {
+    const std::string name = dtype_name(m->v.type);
+    auto it = std::find_if(ws.types.begin(), ws.types.end(), [&](const auto& e) { return e.first == name; });
+    if (it == ws.types.end()) it = ws.types.insert(ws.types.end(), {name, {0, 0}});
+    it->second.first += 1;
+    it->second.second += m->v.bytes();
+    if (float_weights_) continue;  // the float32 vectors of w_ (counted below)
+    (m->owned ? ws.owned : ws.mapped) += m->v.bytes();
+  }
+  auto vec_bytes = [](const std::vector<float>& v) { return v.size() * sizeof(float); };
+  ws.small_f32 = vec_bytes(w_.out_norm);
+  for (const auto& L : w_.layers)
+    for (const auto* t : {&L.attn_norm, &L.bq, &L.bk, &L.bv, &L.q_norm, &L.k_norm, &L.ffn_norm}) ws.small_f32 += vec_bytes(*t);
+  if (float_weights_) ws.owned = matrix_bytes();
+  ws.decode_bytes = matrix_bytes() - mats_.tok_embd.v.bytes() + mats_.tok_embd.v.row_bytes() +
+                    (mats_.lm_head.empty() ? mats_.tok_embd.v.bytes() : 0);
+  return ws;
 }
 
 void Model::embed(const int32_t* tokens, int n, float* hidden) const {
@@ -127,8 +234,7 @@ void Model::embed(const int32_t* tokens, int n, float* hidden) const {
   for (int i = 0; i < n; ++i) {
     check(tokens[i] >= 0 && tokens[i] < cfg_.vocab_size, "token id {} at position {} is outside the vocabulary of {}",
           tokens[i], i, cfg_.vocab_size);
-    std::memcpy(hidden + static_cast<size_t>(i) * d, &w_.tok_embd[static_cast<size_t>(tokens[i]) * d],
-                sizeof(float) * d);
+    get_row(mats_.tok_embd.v, tokens[i], hidden + static_cast<size_t>(i) * d);
   }
 }
 
@@ -141,12 +247,13 @@ void Model::attention_inputs(int l, const float* hidden, int n, int64_t pos0, fl
 void Model::project_qkv(int l, const float* hidden, int n, int64_t pos0, int row0, float* q, float* k,
                         float* v) const {
   const auto& L = w_.layers[l];
+  const auto& M = mats_.layers[l];
   const int d = cfg_.d_model, hd = cfg_.head_dim, nh = cfg_.n_heads, nkv = cfg_.n_kv_heads, nq = n - row0;
   float* xn = grow(tls.xn, static_cast<size_t>(n) * d);
   rmsnorm(hidden, L.attn_norm.data(), xn, n, d, static_cast<float>(cfg_.norm_eps));
-  matmul_nt(xn + static_cast<size_t>(row0) * d, L.wq.data(), q, nq, nh * hd, d);
-  matmul_nt(xn, L.wk.data(), k, n, nkv * hd, d);
-  matmul_nt(xn, L.wv.data(), v, n, nkv * hd, d);
+  matmul_nt(xn + static_cast<size_t>(row0) * d, M.wq.v, q, nq);
+  matmul_nt(xn, M.wk.v, k, n);
+  matmul_nt(xn, M.wv.v, v, n);
   add_bias(q, L.bq, nq);
   add_bias(k, L.bk, n);
   add_bias(v, L.bv, n);
@@ -162,6 +269,7 @@ void Model::project_qkv(int l, const float* hidden, int n, int64_t pos0, int row
 void Model::layer(int l, float* hidden, int n, int64_t pos0, const AttentionPlan& plan,
                   KVStore* cache, int row0) const {
   const auto& L = w_.layers[l];
+  const auto& M = mats_.layers[l];
   const int d = cfg_.d_model, hd = cfg_.head_dim, nh = cfg_.n_heads, nkv = cfg_.n_kv_heads, ff = cfg_.d_ff;
   const int nq = n - row0;  // rows whose output is computed
   float* q = grow(tls.q, static_cast<size_t>(nq) * nh * hd);
@@ -172,22 +280,22 @@ void Model::layer(int l, float* hidden, int n, int64_t pos0, const AttentionPlan
 
   if (cache) {
     check(row0 == 0, "a cached forward computes every row");
-    cache->attend(l, q, k, v, att, n, pos0, plan);
+    cache->attend(l, q, k, v, att, n, pos0);
   } else {
     check(pos0 == 0, "forward without a KV cache must start at position 0, got {}", pos0);
     attention(dense_attention_args(q, k, v, att, nq, row0, nh, nkv, hd, plan.windows(l), plan.sinks_of(l)));
   }
   float* out = hidden + static_cast<size_t>(row0) * d;
-  matmul_nt(att, L.wo.data(), out, nq, d, nh * hd, /*accumulate=*/true);
+  matmul_nt(att, M.wo.v, out, nq, /*accumulate=*/true);
 
   float* xn = grow(tls.xn, static_cast<size_t>(nq) * d);
   float* gate = grow(tls.gate, static_cast<size_t>(nq) * ff);
   float* up = grow(tls.up, static_cast<size_t>(nq) * ff);
   rmsnorm(out, L.ffn_norm.data(), xn, nq, d, static_cast<float>(cfg_.norm_eps));
-  matmul_nt(xn, L.w_gate.data(), gate, nq, ff, d);
-  matmul_nt(xn, L.w_up.data(), up, nq, ff, d);
+  matmul_nt(xn, M.w_gate.v, gate, nq);
+  matmul_nt(xn, M.w_up.v, up, nq);
   swiglu(gate, up, gate, static_cast<int64_t>(nq) * ff);
-  matmul_nt(gate, L.w_down.data(), out, nq, d, ff, /*accumulate=*/true);
+  matmul_nt(gate, M.w_down.v, out, nq, /*accumulate=*/true);
 }
 
 void Model::check_plan(const AttentionPlan& plan) const {
@@ -230,7 +338,7 @@ void Model::logits(const float* hidden, const int* rows, int n_rows, float* out)
   for (int r = 0; r < n_rows; ++r)
     rmsnorm(hidden + static_cast<size_t>(rows[r]) * d, w_.out_norm.data(), xn + static_cast<size_t>(r) * d, 1, d,
             static_cast<float>(cfg_.norm_eps));
-  matmul_nt(xn, w_.output().data(), out, n_rows, cfg_.vocab_size, d);
+  matmul_nt(xn, mats_.output().v, out, n_rows);
 }
 
 std::vector<float> Model::forward_all(const std::vector<int32_t>& tokens, const AttentionPlan& plan) const {
@@ -245,14 +353,13 @@ std::vector<float> Model::forward_all(const std::vector<int32_t>& tokens, const 
   return out;
 }
 
-std::vector<float> Model::forward_next(const std::vector<int32_t>& new_tokens, const AttentionPlan& plan,
-                                       KVStore& cache) const {
+std::vector<float> Model::forward_next(const std::vector<int32_t>& new_tokens, KVStore& cache) const {
   const int n = static_cast<int>(new_tokens.size());
   check(n > 0, "forward_next: no tokens given");
   const int64_t pos0 = cache.length();
   std::vector<float> hidden(static_cast<size_t>(n) * cfg_.d_model);
   embed(new_tokens.data(), n, hidden.data());
-  forward_layers(0, cfg_.n_layers, hidden.data(), n, pos0, plan, &cache);
+  forward_layers(0, cfg_.n_layers, hidden.data(), n, pos0, cache.plan(), &cache);
   cache.commit(pos0 + n);
   int last = n - 1;
   std::vector<float> out(cfg_.vocab_size);

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -20,10 +21,28 @@ class Model {
  public:
   // MODEL is a .gguf file or a Hugging Face directory (config.json + safetensors).
   static std::unique_ptr<Model> load(const std::string& path);
+  // From float32 weights (random models, tests): the matrices are F32 views of `w`.
   Model(ModelConfig cfg, ModelWeights w, std::string source);
+  // From weights in their stored type: `small` holds the norms and biases (float32), its
+  // matrices are empty; `mats` the linear weights (the loaders' path: memory-mapped files).
+  Model(ModelConfig cfg, ModelWeights small, ModelMatrices mats, std::string source);
 
   const ModelConfig& config() const { return cfg_; }
-  const ModelWeights& weights() const { return w_; }
+  // Every weight as float32. Models loaded in another type expand a copy on the first call
+  // (for writers and tests; the forward pass never needs it).
+  const ModelWeights& weights() const;
+  // The linear weights the forward pass uses, in their stored types.
+  const ModelMatrices& matrices() const { return mats_; }
+  // Bytes of the linear weights in their stored types.
+  size_t matrix_bytes() const;
+  // What the weights take in memory: per stored type the count and bytes of the matrices,
+  // bytes mapped from the file, bytes of owned copies, float32 norms/biases.
+  struct WeightSummary {
+    std::vector<std::pair<std::string, std::pair<int, size_t>>> types;  // type -> (matrices, bytes)
+    size_t mapped = 0, owned = 0, small_f32 = 0;
+    size_t decode_bytes = 0;  // weight bytes one decode step reads (one embedding row, every matrix)
+  };
+  WeightSummary weight_summary() const;
   const std::string& source() const { return source_; }   // path it was loaded from
   // Stable identity of the model's shape and weights (FNV-1a over config + weight sample);
   // written into mask files so a mask is not applied to another model.
@@ -35,7 +54,8 @@ class Model {
   // Runs layers [l_begin, l_end) in place on hidden[n, d] for positions pos0 .. pos0+n-1.
   // With cache == nullptr the sequence must start at pos0 == 0 (self-contained prefill, no
   // state kept); with a cache, K/V of the new tokens are stored in it and earlier positions are
-  // read from it (the caller commits the cache after the last layer).
+  // read from it under the cache's own plan (`plan` then only has to have the model's shape; the
+  // caller commits the cache after the last layer).
   void forward_layers(int l_begin, int l_end, float* hidden, int n, int64_t pos0,
                       const AttentionPlan& plan, KVStore* cache = nullptr) const;
   // Layer l (no KV cache, positions 0..n-1) with outputs only for rows row0..n-1: keys and
@@ -55,10 +75,9 @@ class Model {
 
   // Whole forward pass: logits for every position [n, vocab] (tests, small inputs).
   std::vector<float> forward_all(const std::vector<int32_t>& tokens, const AttentionPlan& plan) const;
-  // Logits of the last position only, using and extending `cache` (generation).
-  // Commits the cache.
-  std::vector<float> forward_next(const std::vector<int32_t>& new_tokens, const AttentionPlan& plan,
-                                  KVStore& cache) const;
+  // Logits of the last position only, using and extending `cache`, under the cache's plan
+  // (generation). Commits the cache.
+  std::vector<float> forward_next(const std::vector<int32_t>& new_tokens, KVStore& cache) const;
 
   // Divides the RoPE frequencies by per-frequency factors (GGUF rope_freqs.weight).
   void set_rope_factors(const std::vector<float>& factors);
@@ -72,23 +91,15 @@ class Model {
   void check_plan(const AttentionPlan& plan) const;  // Error unless it has this model's shape
   void project_qkv(int l, const float* hidden, int n, int64_t pos0, int row0, float* q, float* k,
                    float* v) const;
+  void init();  // checks shapes against the config, computes the identity
   ModelConfig cfg_;
   ModelWeights w_;
+  ModelMatrices mats_;
+  bool float_weights_ = false;  // w_ holds every matrix (first constructor)
+  mutable std::once_flag expand_once_;
+  mutable std::unique_ptr<ModelWeights> expanded_;
   std::string source_, identity_;
   std::vector<float> inv_freq_;  // RoPE inverse frequencies [head_dim/2] (with scaling)
 };
-
-// Teacher-forced scoring of an answer that follows a prompt: one prefill of prompt+answer,
-// LM head only on the positions that predict answer tokens.
-struct AnswerScore {
-  std::vector<float> token_logprobs;  // log p(answer[i] | prefix)
-  bool all_argmax = false;            // greedy decoding would reproduce the answer exactly
-  double mean_logprob = 0;
-};
-AnswerScore score_answer(const Model& m, const AttentionPlan& plan,
-                         const std::vector<int32_t>& prompt, const std::vector<int32_t>& answer);
-// Scores given hidden states after the last layer (used by callers that cache layers).
-AnswerScore score_from_hidden(const Model& m, const float* hidden, int n_prompt,
-                              const std::vector<int32_t>& answer);
 
 }  // namespace bosch

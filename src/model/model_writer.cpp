@@ -9,6 +9,7 @@
 #include "model/random_vocab.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/splitmix.h"
 
 namespace bosch {
 
@@ -16,13 +17,7 @@ namespace {
 
 struct Rng {
   uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return ((next() >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
+  double uniform() { return ((splitmix64(s) >> 11) + 0.5) * 0x1.0p-53; }  // in (0, 1): log() is finite
   float normal() {  // Box-Muller
     return static_cast<float>(std::sqrt(-2.0 * std::log(uniform())) * std::cos(2 * M_PI * uniform()));
   }

@@ -4,25 +4,11 @@
 
 #include "formats/writers.h"
 #include "util/error.h"
+#include "util/utf8.h"
 
 namespace bosch {
 
 namespace {
-
-std::string utf8(uint32_t cp) {
-  std::string s;
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    s += static_cast<char>(0xC0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    s += static_cast<char>(0xE0 | (cp >> 12));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return s;
-}
 
 // GPT-2's byte-to-unicode table: printable bytes stand for themselves, the others are shifted
 // to U+0100 and up, so every byte is one visible character of the vocabulary.
@@ -31,7 +17,7 @@ std::vector<std::string> byte_chars() {
   uint32_t next = 256;
   for (uint32_t b = 0; b < 256; ++b) {
     const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-    out[b] = utf8(printable ? b : next++);
+    utf8::append(out[b], printable ? b : next++);
   }
   return out;
 }

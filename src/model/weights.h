@@ -1,7 +1,12 @@
-// Model weights in memory, float32, in the Hugging Face layout (linear weights [out, in],
-// rotate-half RoPE order for Q/K rows). Loaders convert every source format to this.
+// Model weights. ModelWeights: every weight as float32 in the Hugging Face layout (linear
+// weights [out, in], rotate-half RoPE order for Q/K rows): what writers, random models and the
+// tests' reference read. ModelMatrices: the linear weights the forward pass multiplies with,
+// each in its stored type (F32 ... Q6_K), usually a view into the memory-mapped model file.
 #pragma once
+#include <memory>
 #include <vector>
+
+#include "kernels/qmatmul.h"
 
 namespace bosch {
 
@@ -21,6 +26,27 @@ struct ModelWeights {
   std::vector<float> out_norm;            // [d]
   std::vector<float> lm_head;             // [vocab, d]; empty when tied to tok_embd
   const std::vector<float>& output() const { return lm_head.empty() ? tok_embd : lm_head; }
+};
+
+// One [rows, cols] weight in its stored type. `owned` holds the bytes when they are not the
+// file's (row-permuted or converted copies); otherwise the view points into a mapping that
+// ModelMatrices::keep_alive holds open.
+struct WeightMatrix {
+  WeightView v;
+  std::shared_ptr<const std::vector<uint8_t>> owned;
+  bool empty() const { return v.data == nullptr; }
+};
+
+struct LayerMatrices {
+  WeightMatrix wq, wk, wv, wo, w_gate, w_up, w_down;
+};
+
+struct ModelMatrices {
+  WeightMatrix tok_embd;                  // [vocab, d]
+  std::vector<LayerMatrices> layers;
+  WeightMatrix lm_head;                   // empty when tied to tok_embd
+  std::shared_ptr<const void> keep_alive; // the mapped file(s) the views point into
+  const WeightMatrix& output() const { return lm_head.empty() ? tok_embd : lm_head; }
 };
 
 }  // namespace bosch

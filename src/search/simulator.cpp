@@ -42,7 +42,7 @@ nlohmann::json SimulatorParams::to_json() const {
           {"max_chain", max_chain},   {"primary_strength", {primary_lo, primary_hi}},
           {"backup_strength", {backup_lo, backup_hi}}, {"floor", floor},
           {"local_scale", local_scale}, {"local_sigma", local_sigma},
-          {"layer_sigma", layer_sigma}, {"family_sigma", family_sigma},
+          {"layer_sigma", layer_sigma}, {"family_sigma", family_sigma}, {"sample_sigma", sample_sigma},
           {"pair_share", pair_share}, {"pair_cost", {pair_lo, pair_hi}},
           {"logprob_weight", logprob_weight}};
 }
@@ -117,13 +117,17 @@ SimulatedModel SimulatedModel::draw(const SimulatorParams& p, uint64_t seed) {
   return m;
 }
 
-std::vector<double> SimulatedModel::success(const HeadBits& swa) const {
+double SimulatedModel::pair_cost(const HeadBits& swa) const {
+  double c = 0;
+  for (const auto& pr : pairs)
+    if (swa[pr.a] && swa[pr.b]) c += pr.cost;
+  return c;
+}
+
+std::vector<double> SimulatedModel::retrieval(const HeadBits& swa) const {
   const int N = params.n_layers * params.n_heads;
   check(static_cast<int>(swa.size()) == N, "simulator: mask of {} bits for {} heads", swa.size(), N);
-  double pair_cost = 0;
-  for (const auto& pr : pairs)
-    if (swa[pr.a] && swa[pr.b]) pair_cost += pr.cost;
-  std::vector<double> p(params.families);
+  std::vector<double> r(params.families);
   for (int f = 0; f < params.families; ++f) {
     double fail_all = 1;
     for (const auto& path : paths[f]) {
@@ -131,10 +135,19 @@ std::vector<double> SimulatedModel::success(const HeadBits& swa) const {
       for (int h : path.heads) works = works && !swa[h];
       if (works) fail_all *= 1 - path.strength;
     }
-    double cost = pair_cost;
-    for (int h = 0; h < N; ++h)
+    r[f] = params.floor + (1 - params.floor) * (1 - fail_all);
+  }
+  return r;
+}
+
+std::vector<double> SimulatedModel::success(const HeadBits& swa) const {
+  std::vector<double> p = retrieval(swa);
+  const double pairs_swa = pair_cost(swa);
+  for (int f = 0; f < params.families; ++f) {
+    double cost = pairs_swa;
+    for (size_t h = 0; h < swa.size(); ++h)
       if (swa[h]) cost += local[f][h];
-    p[f] = (params.floor + (1 - params.floor) * (1 - fail_all)) * std::exp(-std::max(0.0, cost));
+    p[f] *= std::exp(-std::max(0.0, cost));
   }
   return p;
 }
@@ -145,18 +158,31 @@ SimulatedObjective::SimulatedObjective(std::shared_ptr<const SimulatedModel> m, 
   const int n = split == SimulatedSplit::calibration ? p.calib_samples : p.test_samples;
   check(n > 0, "simulator: {} samples", n);
   Draw d(mix(m_->seed, split == SimulatedSplit::calibration ? 0xCA1B : 0x7E57));
+  const int N = p.n_layers * p.n_heads;
+  const double sig = p.sample_sigma;
   for (int s = 0; s < n; ++s) {
     family_.push_back(s % p.families);
     u_.push_back(d.u01());
+    std::vector<float> f(N);
+    for (auto& x : f) x = static_cast<float>(std::exp(sig * d.normal() - 0.5 * sig * sig));
+    factor_.push_back(std::move(f));
   }
 }
 
 RawScore SimulatedObjective::evaluate(const HeadBits& swa) {
-  const std::vector<double> p = m_->success(swa);
+  const std::vector<double> ret = m_->retrieval(swa);
+  const double pairs_swa = m_->pair_cost(swa);
+  std::vector<int> on;  // the SWA heads
+  for (size_t h = 0; h < swa.size(); ++h)
+    if (swa[h]) on.push_back(static_cast<int>(h));
   RawScore r;
   const double w = m_->params.logprob_weight;
   for (size_t s = 0; s < u_.size(); ++s) {
-    const double pf = p[family_[s]];
+    const std::vector<double>& local = m_->local[family_[s]];
+    const std::vector<float>& fac = factor_[s];
+    double cost = pairs_swa;
+    for (int h : on) cost += local[h] * fac[h];
+    const double pf = ret[family_[s]] * std::exp(-std::max(0.0, cost));
     const double exact = u_[s] < pf ? 1.0 : 0.0;
     const double lp = std::log(std::max(pf, 1e-6));
     r.exact_rate += exact;

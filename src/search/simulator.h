@@ -11,9 +11,10 @@
 //              almost free, a few are not; layer- and query-family-dependent)
 //   pairs      some heads interact with a head of the same or a neighbouring layer: converting
 //              both adds g_ij (mostly > 0: redundant heads; some < 0: compensating heads)
-//   success    p_f(z) = R_f(z) * exp(-max(0, sum_{SWA h} c_{h,f} + sum_{SWA pairs} g_ij))
-//   samples    a sample of family f has a uniform u_s and is answered iff u_s < p_f(z); its score
-//              is that 0/1 plus logprob_weight * log p_f(z) (the model objective's NIAH S).
+//   success    p_s(z) = R_f(z) * exp(-max(0, sum_{SWA h} c_{h,f} m_{s,h} + sum_{SWA pairs} g_ij))
+//              for a sample s of family f, with its own log-normal head factors m_{s,h} (mean 1)
+//   samples    sample s has a uniform u_s and is answered iff u_s < p_s(z); its score is that
+//              0/1 plus logprob_weight * log p_s(z) (the model objective's NIAH S).
 // The calibration objective and the test objective share the hidden structure (instance seed)
 // and draw independent samples, so fitting calibration noise shows up on test.
 #pragma once
@@ -44,6 +45,8 @@ struct SimulatorParams {
   double local_sigma = 1.4;       // log-normal spread of local costs across heads
   double layer_sigma = 0.7;       // ... across layers (a few sensitive layers)
   double family_sigma = 0.5;      // ... across query families (query-dependent heads)
+  double sample_sigma = 0.5;      // ... across the samples of a family (each prompt leans on its
+                                  // own heads, so a finite calibration set is a noisy estimate)
   double pair_share = 0.3;        // heads with an interaction partner
   double pair_lo = -0.5, pair_hi = 1.5;  // g_ij as a multiple of c_i + c_j
   double logprob_weight = 0.01;
@@ -72,8 +75,10 @@ struct SimulatedModel {
   std::vector<Pair> pairs;
   std::vector<int> retrieval_pool;  // flat indices
   static SimulatedModel draw(const SimulatorParams& p, uint64_t seed);
-  // p_f(z) for every family.
+  // p_f(z) for every family, for a sample whose head factors are all 1.
   std::vector<double> success(const HeadBits& swa) const;
+  std::vector<double> retrieval(const HeadBits& swa) const;  // R_f(z) for every family
+  double pair_cost(const HeadBits& swa) const;
 };
 
 enum class SimulatedSplit { calibration, test };
@@ -93,6 +98,7 @@ class SimulatedObjective : public Objective {
   SimulatedSplit split_;
   std::vector<int> family_;  // per sample
   std::vector<double> u_;    // per sample
+  std::vector<std::vector<float>> factor_;  // per sample, per head: m_{s,h}
   ObjectiveStats stats_;
 };
 

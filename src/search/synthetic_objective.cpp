@@ -59,7 +59,7 @@ std::string SyntheticObjective::describe() const {
 std::unique_ptr<Objective> make_synthetic_objective(const std::string& spec) {
   int L = 0, H = 0;
   unsigned long long seed = 1;
-  const std::string body = spec.rfind("synthetic:", 0) == 0 ? spec.substr(10) : spec;
+  const std::string body = spec.starts_with("synthetic:") ? spec.substr(10) : spec;
   int n = std::sscanf(body.c_str(), "%dx%d:%llu", &L, &H, &seed);
   check(n >= 2 && L > 0 && H > 0 && L * H <= 1 << 16,
         "--objective {}: expected synthetic:LxH[:SEED], e.g. synthetic:8x4:1", spec);

@@ -9,6 +9,7 @@
 
 #include "tasks/longbench_text.h"
 #include "util/error.h"
+#include "util/utf8.h"
 
 namespace bosch::longbench {
 
@@ -24,7 +25,7 @@ bool is_ascii_punct(char32_t c) { return c < 0x80 && kAsciiPunct.find(char(c)) !
 const std::unordered_set<char32_t>& zh_punct_set() {
   static const std::unordered_set<char32_t> set = [] {
     std::unordered_set<char32_t> s;
-    for (char32_t c : utf8_to_u32(kCnPunct)) s.insert(c);
+    for (char32_t c : utf8::decode(kCnPunct)) s.insert(c);
     for (char c : kAsciiPunct) s.insert(char32_t(c));
     return s;
   }();
@@ -91,22 +92,22 @@ void recon_lcs_words(const std::vector<int>& x, const std::vector<int>& y, std::
 
 std::string normalize_answer(std::string_view s) {
   std::u32string kept;
-  for (char32_t c : utf8_to_u32(py_lower(s)))
+  for (char32_t c : utf8::decode(py_lower(s)))
     if (!is_ascii_punct(c)) kept += c;
-  std::string no_articles = regex_sub(R"(\b(a|an|the)\b)", " ", u32_to_utf8(kept));
+  std::string no_articles = regex_sub(R"(\b(a|an|the)\b)", " ", utf8::encode(kept));
   return join(py_split_ws(no_articles), " ");
 }
 
 std::string normalize_zh_answer(std::string_view s) {
   const auto& punct = zh_punct_set();
   std::u32string kept;
-  for (char32_t c : utf8_to_u32(py_lower(s)))
+  for (char32_t c : utf8::decode(py_lower(s)))
     if (!punct.count(c) && !py_isspace(c)) kept += c;
-  return u32_to_utf8(kept);
+  return utf8::encode(kept);
 }
 
 std::vector<std::string> segment_zh(std::string_view s) {
-  std::u32string t = utf8_to_u32(s);
+  std::u32string t = utf8::decode(s);
   std::vector<std::string> out;
   size_t i = 0;
   while (i < t.size()) {
@@ -120,7 +121,7 @@ std::vector<std::string> segment_zh(std::string_view s) {
       }
       if (j < t.size() && t[j] == '%') ++j;
     }
-    out.push_back(u32_to_utf8(t.substr(i, j - i)));
+    out.push_back(utf8::encode(t.substr(i, j - i)));
     i = j;
   }
   return out;
@@ -216,7 +217,7 @@ double count_score(std::string_view pred, std::string_view gold) {
 }
 
 double difflib_ratio(std::string_view a_utf8, std::string_view b_utf8) {
-  const std::u32string a = utf8_to_u32(a_utf8), b = utf8_to_u32(b_utf8);
+  const std::u32string a = utf8::decode(a_utf8), b = utf8::decode(b_utf8);
   const int la = int(a.size()), lb = int(b.size());
   if (la + lb == 0) return 1.0;
   // __chain_b: positions of each element of b; with autojunk, elements occurring more than
@@ -271,7 +272,7 @@ double difflib_ratio(std::string_view a_utf8, std::string_view b_utf8) {
 }
 
 int fuzz_ratio(std::string_view a, std::string_view b) {
-  std::string sa = sanitize_utf8(a), sb = sanitize_utf8(b);
+  std::string sa = utf8::sanitize(a), sb = utf8::sanitize(b);
   if (sa == sb) return 100;                  // check_for_equivalence (before the empty check)
   if (sa.empty() || sb.empty()) return 0;    // check_empty_string
   return int(std::nearbyint(100 * difflib_ratio(sa, sb)));  // utils.intr: round half to even

@@ -9,6 +9,7 @@
 #include "tasks/longbench_text.h"
 #include "util/error.h"
 #include "util/progress.h"
+#include "util/utf8.h"
 
 namespace bosch {
 
@@ -41,12 +42,12 @@ std::vector<int32_t> generate_min_one(const Model& m, const AttentionPlan& plan,
                                       const std::vector<int32_t>& stops) {
   std::vector<int32_t> out;
   if (max_new <= 0) return out;
-  KVCache cache(m.config(), int64_t(prompt.size()) + max_new);
+  KVCache cache(m.config(), plan, int64_t(prompt.size()) + max_new);
   SamplingParams greedy;
   greedy.temperature = 0.0;
   uint64_t rng = 0;
   const int vocab = m.config().vocab_size;
-  std::vector<float> logits = m.forward_next(prompt, plan, cache);
+  std::vector<float> logits = m.forward_next(prompt, cache);
   for (int step = 0; step < max_new; ++step) {
     if (step == 0)
       for (int32_t id : stops)
@@ -54,7 +55,7 @@ std::vector<int32_t> generate_min_one(const Model& m, const AttentionPlan& plan,
     int32_t t = sample_token(logits.data(), vocab, greedy, rng);
     if (std::find(stops.begin(), stops.end(), t) != stops.end()) break;
     out.push_back(t);
-    if (step + 1 < max_new) logits = m.forward_next({t}, plan, cache);
+    if (step + 1 < max_new) logits = m.forward_next({t}, cache);
   }
   return out;
 }
@@ -65,7 +66,7 @@ std::string decode_skip_special(const Tokenizer& tok, const std::vector<int32_t>
   std::vector<int32_t> kept;
   for (int32_t id : ids)
     if (id != tok.bos_id() && id != tok.eos_id() && !tok.is_eog(id)) kept.push_back(id);
-  return sanitize_utf8(tok.decode(kept));
+  return utf8::sanitize(tok.decode(kept));
 }
 
 PromptIds build_prompt(const Tokenizer& tok, const TaskSpec& task, const Sample& s, int budget,

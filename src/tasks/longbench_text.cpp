@@ -1,56 +1,11 @@
 #include "tasks/longbench_text.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
-#include <map>
-#include <memory>
-#include <mutex>
-
-#include "util/error.h"
+#include "util/regex.h"
+#include "util/utf8.h"
 
 namespace bosch::longbench {
 
 namespace {
-
-// Decodes one code point at s[i]; returns its length, or 0 for an invalid sequence.
-int decode_one(std::string_view s, size_t i, char32_t& out) {
-  unsigned char c = static_cast<unsigned char>(s[i]);
-  int len;
-  char32_t cp, min;
-  if (c < 0x80) { out = c; return 1; }
-  if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; min = 0x80; }
-  else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; min = 0x800; }
-  else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; min = 0x10000; }
-  else return 0;
-  if (i + len > s.size()) return 0;
-  for (int k = 1; k < len; ++k) {
-    unsigned char cc = static_cast<unsigned char>(s[i + k]);
-    if ((cc & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (cc & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  out = cp;
-  return len;
-}
-
-void append_utf8(std::string& out, char32_t c) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
-}
 
 // Appends the lowercase form of c (Python str.lower), possibly two code points.
 void lower_into(std::u32string& out, char32_t c) {
@@ -76,83 +31,7 @@ void lower_into(std::u32string& out, char32_t c) {
   out += c;
 }
 
-struct CodeDeleter {
-  void operator()(pcre2_code* c) const { pcre2_code_free(c); }
-};
-
-// Compiled patterns are cached: the metrics use a handful of fixed patterns.
-const pcre2_code* compiled(const std::string& pattern) {
-  static std::mutex mu;
-  static std::map<std::string, std::unique_ptr<pcre2_code, CodeDeleter>> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(pattern);
-  if (it != cache.end()) return it->second.get();
-  int err = 0;
-  PCRE2_SIZE off = 0;
-  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                                   PCRE2_UTF | PCRE2_UCP, &err, &off, nullptr);
-  if (!code) {
-    PCRE2_UCHAR msg[256];
-    pcre2_get_error_message(err, msg, sizeof(msg));
-    fail("longbench: bad regex '{}' at {}: {}", pattern, off, reinterpret_cast<char*>(msg));
-  }
-  return cache.emplace(pattern, std::unique_ptr<pcre2_code, CodeDeleter>(code))
-      .first->second.get();
-}
-
-// Calls fn(match_begin, match_end, group1_begin, group1_end) for each non-overlapping match.
-template <class Fn>
-void for_each_match(const std::string& pattern, const std::string& subject, Fn fn) {
-  const pcre2_code* code = compiled(pattern);
-  pcre2_match_data* md = pcre2_match_data_create_from_pattern(code, nullptr);
-  size_t pos = 0;
-  while (pos <= subject.size()) {
-    int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(subject.data()), subject.size(), pos,
-                         0, md, nullptr);
-    if (rc == PCRE2_ERROR_NOMATCH) break;
-    if (rc < 0) {
-      pcre2_match_data_free(md);
-      fail("longbench: regex '{}' failed with PCRE2 error {}", pattern, rc);
-    }
-    PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
-    size_t b = ov[0], e = ov[1];
-    size_t gb = rc > 1 ? ov[2] : b, ge = rc > 1 ? ov[3] : e;
-    if (gb == PCRE2_UNSET) gb = ge = b;
-    fn(b, e, gb, ge);
-    if (e > b) {
-      pos = e;
-    } else {  // empty match: step over one code point
-      if (b >= subject.size()) break;
-      char32_t cp;
-      int len = decode_one(subject, b, cp);
-      pos = b + (len > 0 ? len : 1);
-    }
-  }
-  pcre2_match_data_free(md);
-}
-
 }  // namespace
-
-std::u32string utf8_to_u32(std::string_view s) {
-  std::u32string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    char32_t cp;
-    int len = decode_one(s, i, cp);
-    if (len == 0) { out += char32_t(0xFFFD); i += 1; }
-    else { out += cp; i += len; }
-  }
-  return out;
-}
-
-std::string u32_to_utf8(std::u32string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char32_t c : s) append_utf8(out, c);
-  return out;
-}
-
-std::string sanitize_utf8(std::string_view s) { return u32_to_utf8(utf8_to_u32(s)); }
 
 bool py_isspace(char32_t c) {
   return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
@@ -162,22 +41,22 @@ bool py_isspace(char32_t c) {
 
 std::string py_lower(std::string_view s) {
   std::u32string out;
-  for (char32_t c : utf8_to_u32(s)) lower_into(out, c);
-  return u32_to_utf8(out);
+  for (char32_t c : utf8::decode(s)) lower_into(out, c);
+  return utf8::encode(out);
 }
 
 std::vector<std::string> py_split_ws(std::string_view s) {
   std::vector<std::string> out;
   std::u32string cur;
-  for (char32_t c : utf8_to_u32(s)) {
+  for (char32_t c : utf8::decode(s)) {
     if (py_isspace(c)) {
-      if (!cur.empty()) out.push_back(u32_to_utf8(cur));
+      if (!cur.empty()) out.push_back(utf8::encode(cur));
       cur.clear();
     } else {
       cur += c;
     }
   }
-  if (!cur.empty()) out.push_back(u32_to_utf8(cur));
+  if (!cur.empty()) out.push_back(utf8::encode(cur));
   return out;
 }
 
@@ -205,22 +84,22 @@ std::string join(const std::vector<std::string>& pieces, std::string_view sep) {
 }
 
 std::vector<std::string> regex_findall(const std::string& pattern, std::string_view s) {
-  std::string subject = sanitize_utf8(s);
+  std::string subject = utf8::sanitize(s);
   std::vector<std::string> out;
-  for_each_match(pattern, subject, [&](size_t, size_t, size_t gb, size_t ge) {
-    out.push_back(subject.substr(gb, ge - gb));
+  cached_regex(pattern, "longbench regex /" + pattern + "/").for_each_match(subject, [&](const Regex::Match& m) {
+    out.push_back(subject.substr(m.group_begin, m.group_end - m.group_begin));
   });
   return out;
 }
 
 std::string regex_sub(const std::string& pattern, std::string_view replacement, std::string_view s) {
-  std::string subject = sanitize_utf8(s);
+  std::string subject = utf8::sanitize(s);
   std::string out;
   size_t last = 0;
-  for_each_match(pattern, subject, [&](size_t b, size_t e, size_t, size_t) {
-    out.append(subject, last, b - last);
+  cached_regex(pattern, "longbench regex /" + pattern + "/").for_each_match(subject, [&](const Regex::Match& m) {
+    out.append(subject, last, m.begin - last);
     out += replacement;
-    last = e;
+    last = m.end;
   });
   out.append(subject, last, std::string::npos);
   return out;

@@ -2,20 +2,14 @@
 // C++: strings are UTF-8 here, Python operates on code points. Only what the official metrics
 // use is provided: lower(), split() on Unicode whitespace, lstrip/split on '\n', and regex
 // findall/sub via PCRE2 in UTF + UCP mode (where \d, \w and \b follow Unicode properties as
-// Python's `re` does for str patterns).
+// Python's `re` does for str patterns). UTF-8 decoding (invalid input -> U+FFFD as Python's
+// bytes.decode(errors="replace")) is util/utf8.h.
 #pragma once
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace bosch::longbench {
-
-// Code points of a UTF-8 string; invalid bytes become U+FFFD (as Python's
-// bytes.decode(errors="replace") does for model output).
-std::u32string utf8_to_u32(std::string_view s);
-std::string u32_to_utf8(std::u32string_view s);
-// Valid UTF-8 (invalid sequences replaced by U+FFFD).
-std::string sanitize_utf8(std::string_view s);
 
 // Python str.isspace() for a code point (the set str.split() with no argument splits on).
 bool py_isspace(char32_t c);

@@ -176,7 +176,7 @@ NiahFamily parse_niah_family(std::string_view name) {
 
 std::vector<NiahFamily> parse_niah_suite(const std::string& suite) {
   if (suite == "niah") return all_niah_families();
-  check(suite.rfind("niah:", 0) == 0, "--suite: expected 'niah' or 'niah:FAMILY,...', got '{}'", suite);
+  check(suite.starts_with("niah:"), "--suite: expected 'niah' or 'niah:FAMILY,...', got '{}'", suite);
   std::vector<NiahFamily> out;
   std::string rest = suite.substr(5);
   size_t b = 0;

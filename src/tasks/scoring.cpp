@@ -4,6 +4,7 @@
 #include <cctype>
 #include <memory>
 
+#include "model/answer_logprobs.h"
 #include "model/generate.h"
 #include "util/error.h"
 #include "util/progress.h"
@@ -25,7 +26,7 @@ SampleScore score_sample_from_hidden(const Model& m, const float* hidden, const 
   for (const auto& a : s.answers) {
     check(!a.ids.empty(), "task sample ({}): answer '{}' has no tokens", s.family, a.text);
     // Rows are absolute positions: the answer's first token is predicted by the row before it.
-    AnswerScore as = score_from_hidden(m, hidden, n_prompt + a.begin, a.ids);
+    AnswerLogprobs as = score_answer_from_hidden(m, hidden, n_prompt + a.begin, a.ids);
     out.answers.push_back({as.all_argmax, as.mean_logprob});
     right += as.all_argmax ? 1 : 0;
     lp += as.mean_logprob;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "tokenizer/utf8.h"
+#include "util/utf8.h"
 #include "util/checked.h"
 #include "util/error.h"
 

@@ -1,7 +1,4 @@
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include "tokenizer/regex_split.h"
-
-#include <pcre2.h>
 
 #include "util/error.h"
 
@@ -52,64 +49,18 @@ std::string rewrite_whitespace_classes(std::string_view p) {
 }
 
 RegexSplitter::RegexSplitter(const std::string& pattern, Behavior behavior)
-    : pattern_(pattern), behavior_(behavior) {
-  std::string rewritten = rewrite_whitespace_classes(pattern);
-  int err = 0;
-  PCRE2_SIZE off = 0;
-  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(rewritten.data()), rewritten.size(),
-                                   PCRE2_UTF | PCRE2_UCP, &err, &off, nullptr);
-  if (!code) {
-    PCRE2_UCHAR msg[256];
-    pcre2_get_error_message(err, msg, sizeof msg);
-    fail("split regex /{}/ does not compile at offset {}: {}", pattern, off,
-         reinterpret_cast<const char*>(msg));
-  }
-  code_ = code;
-  jit_ = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
-}
-
-RegexSplitter::~RegexSplitter() { pcre2_code_free(static_cast<pcre2_code*>(code_)); }
+    : pattern_(pattern), behavior_(behavior),
+      regex_(rewrite_whitespace_classes(pattern), fmt::format("split regex /{}/", pattern)) {}
 
 void RegexSplitter::split(std::string_view text,
                           const std::function<void(std::string_view)>& fn) const {
-  auto* code = static_cast<pcre2_code*>(code_);
-  pcre2_match_data* md = pcre2_match_data_create_from_pattern(code, nullptr);
-  pcre2_match_context* mctx = pcre2_match_context_create(nullptr);
-  pcre2_jit_stack* stack = jit_ ? pcre2_jit_stack_create(32 * 1024, 8 * 1024 * 1024, nullptr) : nullptr;
-  if (stack) pcre2_jit_stack_assign(mctx, nullptr, stack);
-  struct Free {
-    pcre2_match_data* md;
-    pcre2_match_context* mctx;
-    pcre2_jit_stack* st;
-    ~Free() {
-      pcre2_match_data_free(md);
-      pcre2_match_context_free(mctx);
-      if (st) pcre2_jit_stack_free(st);
-    }
-  } guard{md, mctx, stack};
-
-  auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-  size_t pos = 0, last = 0;
-  while (pos <= text.size()) {
-    int rc = jit_ ? pcre2_jit_match(code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, md, mctx)
-                  : pcre2_match(code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, md, mctx);
-    if (rc == PCRE2_ERROR_NOMATCH) break;
-    if (rc < 0) {
-      PCRE2_UCHAR msg[256];
-      pcre2_get_error_message(rc, msg, sizeof msg);
-      fail("split regex /{}/ failed at byte {}: {}", pattern_, pos, reinterpret_cast<const char*>(msg));
-    }
-    PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
-    size_t b = ov[0], e = ov[1];
-    if (e == b) {  // empty match: step over one code point
-      pos = b + 1;
-      while (pos < text.size() && (static_cast<uint8_t>(text[pos]) & 0xC0) == 0x80) ++pos;
-      continue;
-    }
-    if (b > last && behavior_ == Behavior::Isolated) fn(text.substr(last, b - last));
-    fn(text.substr(b, e - b));
-    last = pos = e;
-  }
+  size_t last = 0;
+  regex_.for_each_match(text, [&](const Regex::Match& m) {
+    if (m.end == m.begin) return;  // empty matches split nothing
+    if (m.begin > last && behavior_ == Behavior::Isolated) fn(text.substr(last, m.begin - last));
+    fn(text.substr(m.begin, m.end - m.begin));
+    last = m.end;
+  });
   if (last < text.size() && behavior_ == Behavior::Isolated) fn(text.substr(last));
 }
 

@@ -4,9 +4,10 @@
 // also match U+FEFF and not U+0085).
 #pragma once
 #include <functional>
-#include <memory>
 #include <string>
 #include <string_view>
+
+#include "util/regex.h"
 
 namespace bosch {
 
@@ -24,9 +25,6 @@ class RegexSplitter {
  public:
   enum class Behavior { Isolated, Removed };  // keep the text between matches, or drop it
   RegexSplitter(const std::string& pattern, Behavior behavior = Behavior::Isolated);
-  ~RegexSplitter();
-  RegexSplitter(const RegexSplitter&) = delete;
-  RegexSplitter& operator=(const RegexSplitter&) = delete;
 
   // Calls fn for each non-empty piece, in order. text must be valid UTF-8.
   void split(std::string_view text, const std::function<void(std::string_view)>& fn) const;
@@ -36,8 +34,7 @@ class RegexSplitter {
  private:
   std::string pattern_;
   Behavior behavior_;
-  void* code_ = nullptr;  // pcre2_code_8*
-  bool jit_ = false;
+  Regex regex_;  // pattern_ with \s and \S rewritten
 };
 
 }  // namespace bosch

@@ -2,7 +2,7 @@
 
 #include <queue>
 
-#include "tokenizer/utf8.h"
+#include "util/utf8.h"
 #include "util/checked.h"
 #include "util/error.h"
 
@@ -17,7 +17,7 @@ int utf8_len(uint8_t b) {
 
 // "<0x41>" -> 0x41, or -1.
 int parse_byte_token(const std::string& s) {
-  if (s.size() != 6 || s.compare(0, 3, "<0x") != 0 || s[5] != '>') return -1;
+  if (s.size() != 6 || !s.starts_with("<0x") || s[5] != '>') return -1;
   auto hex = [](char c) {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;

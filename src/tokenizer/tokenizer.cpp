@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <mutex>
 
-#include "tokenizer/utf8.h"
+#include "util/utf8.h"
 
 namespace bosch {
 

@@ -295,8 +295,12 @@ TEST(Malformed, GGUFTensorInfoFields) {
   expect_error<GGUFFile>(p, {"tensor 'w'", "offset", "alignment"});
   write_bytes(p, one_tensor_gguf("w", {8}, 0, 0, 16));  // needs 32 bytes, 16 present
   expect_error<GGUFFile>(p, {"tensor 'w'", "offset", "beyond"});
-  write_bytes(p, one_tensor_gguf("blk.0.attn_q.weight", {256}, 12, 0, 144));
-  expect_error<GGUFFile>(p, {"tensor 'blk.0.attn_q.weight'", "type", "12", "Q4_K"});
+  write_bytes(p, one_tensor_gguf("blk.0.attn_q.weight", {256}, 10, 0, 84));  // Q2_K: not read
+  expect_error<GGUFFile>(p, {"tensor 'blk.0.attn_q.weight'", "type", "10", "Q2_K"});
+  write_bytes(p, one_tensor_gguf("w", {128}, 12, 0, 144));  // Q4_K rows must hold whole blocks
+  expect_error<GGUFFile>(p, {"tensor 'w'", "Q4_K", "256"});
+  write_bytes(p, one_tensor_gguf("w", {256}, 14, 0, 200));  // one Q6_K block is 210 bytes
+  expect_error<GGUFFile>(p, {"tensor 'w'", "offset", "beyond"});
   write_bytes(p, one_tensor_gguf("w", {4}, 200, 0, 16));
   expect_error<GGUFFile>(p, {"tensor 'w'", "type", "200", "unknown"});
   write_bytes(p, one_tensor_gguf("w", {16}, 8, 0, 64));  // Q8_0 rows must hold whole blocks

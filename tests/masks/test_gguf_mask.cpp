@@ -71,7 +71,7 @@ TEST_F(GgufMaskTest, FlatFormHasNoNestedArraysAndRoundTrips) {
     if (v.kind == GGUFValue::Kind::Array) {
       EXPECT_NE(v.gguf_type, gguf_type::ARRAY) << k;
     }
-    if (k.rfind("bosch.swa.", 0) == 0) keys.insert(k);
+    if (k.starts_with("bosch.swa.")) keys.insert(k);
   }
   EXPECT_EQ(keys, (std::set<std::string>{"bosch.swa.version", "bosch.swa.layer_count", "bosch.swa.kv_head_count",
                                          "bosch.swa.window", "bosch.swa.sinks", "bosch.swa.head_swa",

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <random>
 
+#include "model/answer_logprobs.h"
 #include "model/generate.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
@@ -119,7 +120,7 @@ TEST_P(ForwardArch, CachedDecodingEqualsRecomputingThePrefix) {
   auto tokens = random_tokens(50, c.vocab_size, 11);
   for (const auto& plan : {m->full_plan(), mixed_plan(c, 6, 2)}) {
     auto all = m->forward_all(tokens, plan);
-    KVCache cache(c, 64);
+    KVCache cache(c, plan, 64);
     // Prefill 13 tokens, then a chunk of 5, then one token at a time.
     size_t pos = 0;
     std::vector<size_t> steps = {13, 5};
@@ -127,7 +128,7 @@ TEST_P(ForwardArch, CachedDecodingEqualsRecomputingThePrefix) {
     for (size_t s : steps) {
       if (pos + s > tokens.size()) break;
       std::vector<int32_t> chunk(tokens.begin() + pos, tokens.begin() + pos + s);
-      auto last = m->forward_next(chunk, plan, cache);
+      auto last = m->forward_next(chunk, cache);
       pos += s;
       std::vector<float> want(all.begin() + (pos - 1) * c.vocab_size, all.begin() + pos * c.vocab_size);
       ASSERT_LT(max_abs_diff(last, want), 1e-4) << "position " << pos - 1 << " " << plan.summary();

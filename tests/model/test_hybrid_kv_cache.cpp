@@ -75,7 +75,7 @@ double run_store_vs_naive(KVStore& store, const ModelConfig& c, const AttentionP
       for (auto& x : v) x = nd(rng);
       K[l].insert(K[l].end(), k.begin(), k.end());
       V[l].insert(V[l].end(), v.begin(), v.end());
-      store.attend(l, q.data(), k.data(), v.data(), out.data(), n, pos, plan);
+      store.attend(l, q.data(), k.data(), v.data(), out.data(), n, pos);
       std::vector<float> ref(hd);
       for (int t = 0; t < n; ++t)
         for (int h = 0; h < nh; ++h) {
@@ -137,13 +137,8 @@ TEST(HybridKVCache, TheNaiveCheckCanFail) {
   ModelConfig c = small_config(3, 6, 3, 8);
   AttentionPlan plan = mixed_plan(W, S);
   AttentionPlan wider = mixed_plan(W + 1, S);
-  HybridKVCache cache(c, wider);
-  // Drive the cache with `wider` but check against `plan`: attend() must refuse the mismatch.
-  std::vector<float> q(6 * 8), k(3 * 8), v(3 * 8), out(6 * 8);
-  EXPECT_THROW(cache.attend(0, q.data(), k.data(), v.data(), out.data(), 1, 0, plan), Error);
-  // And a cache built for `wider`, run and checked with `wider`, against a naive run for `plan`
-  // must differ once past the window.
-  KVCache plain(c, 200);
+  // A cache built for `wider` against a naive run for `plan` must differ once past the window.
+  KVCache plain(c, plan, 200);
   double err_same = run_store_vs_naive(plain, c, plan, {30, 1, 1}, 3);
   EXPECT_LT(err_same, 2e-5);
   std::mt19937 rng(5);
@@ -152,8 +147,8 @@ TEST(HybridKVCache, TheNaiveCheckCanFail) {
   for (auto* vec : {&qq, &kk, &vv})
     for (auto& x : *vec) x = 2.0f * nd(rng);
   HybridKVCache a(c, plan), b(c, wider);
-  a.attend(0, qq.data(), kk.data(), vv.data(), o1.data(), 30, 0, plan);
-  b.attend(0, qq.data(), kk.data(), vv.data(), o2.data(), 30, 0, wider);
+  a.attend(0, qq.data(), kk.data(), vv.data(), o1.data(), 30, 0);
+  b.attend(0, qq.data(), kk.data(), vv.data(), o2.data(), 30, 0);
   double diff = 0;
   for (size_t i = 0; i < o1.size(); ++i) diff = std::max(diff, double(std::fabs(o1[i] - o2[i])));
   EXPECT_GT(diff, 1e-2);
@@ -178,7 +173,7 @@ TEST(HybridKVCache, BytesMatchFormulaExactly) {
   AttentionPlan full = AttentionPlan::full(3, 3);
   EXPECT_EQ(hybrid_kv_bytes(c, full, 77), 77 * c.kv_bytes_per_token());
   HybridKVCache fc(c, full, 77);
-  KVCache plain(c, 77);
+  KVCache plain(c, full, 77);
   EXPECT_EQ(fc.bytes(), plain.bytes());
 }
 
@@ -193,7 +188,7 @@ TEST(HybridKVCache, GrowsInBlocksAndStillMatchesFormula) {
   for (size_t i = 0; i < q.size(); ++i) q[i] = float(i % 7) * 0.1f;
   int64_t pos = 0;
   for (int n : {1, 10, 300, 1}) {
-    for (int l = 0; l < 3; ++l) cache.attend(l, q.data(), k.data(), v.data(), out.data(), n, pos, plan);
+    for (int l = 0; l < 3; ++l) cache.attend(l, q.data(), k.data(), v.data(), out.data(), n, pos);
     pos += n;
     cache.commit(pos);
     EXPECT_EQ(cache.capacity() % 256, 0);
@@ -208,14 +203,13 @@ TEST(HybridKVCache, RefusesMisuse) {
   ModelConfig c = small_config(3, 6, 3, 8);
   AttentionPlan plan = mixed_plan(8, 2);
   EXPECT_THROW(HybridKVCache(c, AttentionPlan::full(2, 3)), Error);
+  EXPECT_THROW(KVCache(c, AttentionPlan::full(3, 2), 10), Error);
   HybridKVCache cache(c, plan);
   std::vector<float> q(48), k(24), v(24), out(48);
-  EXPECT_THROW(cache.attend(0, q.data(), k.data(), v.data(), out.data(), 1, 5, plan), Error);  // wrong pos0
-  cache.attend(0, q.data(), k.data(), v.data(), out.data(), 1, 0, plan);
-  EXPECT_THROW(cache.attend(0, q.data(), k.data(), v.data(), out.data(), 1, 0, plan), Error);  // twice
+  EXPECT_THROW(cache.attend(0, q.data(), k.data(), v.data(), out.data(), 1, 5), Error);  // wrong pos0
+  cache.attend(0, q.data(), k.data(), v.data(), out.data(), 1, 0);
+  EXPECT_THROW(cache.attend(0, q.data(), k.data(), v.data(), out.data(), 1, 0), Error);  // twice
   EXPECT_THROW(cache.commit(1), Error);  // layers 1, 2 have not seen the token
-  EXPECT_THROW(cache.attend(1, q.data(), k.data(), v.data(), out.data(), 1, 0, AttentionPlan::full(3, 3)),
-               Error);
 }
 
 // ---- Through the model: hybrid cache vs the plain masked engine ---------------------------
@@ -248,7 +242,7 @@ std::vector<int32_t> random_tokens(int n, int vocab, uint32_t seed) {
 double compare_with_plain(const Model& m, const AttentionPlan& plan, int prompt_len, std::vector<int> chunk_cycle,
                           int steps) {
   const auto& c = m.config();
-  KVCache plain(c, prompt_len + steps + 1);
+  KVCache plain(c, plan, prompt_len + steps + 1);
   HybridKVCache hybrid(c, plan, prompt_len + steps + 1);
   auto prompt = random_tokens(prompt_len, c.vocab_size, 3);
   double max_diff = 0;
@@ -257,15 +251,15 @@ double compare_with_plain(const Model& m, const AttentionPlan& plan, int prompt_
   for (int pos = 0; pos < prompt_len;) {
     int n = std::min(chunk_cycle[ci++ % chunk_cycle.size()], prompt_len - pos);
     std::vector<int32_t> chunk(prompt.begin() + pos, prompt.begin() + pos + n);
-    lp = m.forward_next(chunk, plan, plain);
-    lh = m.forward_next(chunk, plan, hybrid);
+    lp = m.forward_next(chunk, plain);
+    lh = m.forward_next(chunk, hybrid);
     for (size_t i = 0; i < lp.size(); ++i) max_diff = std::max(max_diff, double(std::fabs(lp[i] - lh[i])));
     pos += n;
   }
   for (int s = 0; s < steps; ++s) {
     int32_t next = static_cast<int32_t>(std::max_element(lp.begin(), lp.end()) - lp.begin());
-    lp = m.forward_next({next}, plan, plain);
-    lh = m.forward_next({next}, plan, hybrid);
+    lp = m.forward_next({next}, plain);
+    lh = m.forward_next({next}, hybrid);
     for (size_t i = 0; i < lp.size(); ++i) max_diff = std::max(max_diff, double(std::fabs(lp[i] - lh[i])));
   }
   EXPECT_EQ(hybrid.bytes(), hybrid_kv_bytes(c, plan, prompt_len + steps + 1));
@@ -302,14 +296,14 @@ TEST(HybridKVCacheModel, AllFullPlanIsIdenticalToPlain) {
   Model m = tiny_model(2);
   const auto& c = m.config();
   AttentionPlan full = AttentionPlan::full(c.n_layers, c.n_kv_heads);
-  KVCache plain(c, 200);
+  KVCache plain(c, full, 200);
   HybridKVCache hybrid(c, full, 200);
   auto toks = random_tokens(150, c.vocab_size, 9);
   for (int pos = 0, n = 1; pos < 150; pos += n, n = n % 19 + 3) {
     n = std::min(n, 150 - pos);
     std::vector<int32_t> chunk(toks.begin() + pos, toks.begin() + pos + n);
-    auto lp = m.forward_next(chunk, full, plain);
-    auto lh = m.forward_next(chunk, full, hybrid);
+    auto lp = m.forward_next(chunk, plain);
+    auto lh = m.forward_next(chunk, hybrid);
     ASSERT_EQ(lp, lh) << "at position " << pos;  // same kernel, same layout: bit-identical
   }
 }
@@ -323,7 +317,7 @@ TEST(HybridKVCacheModel, GreedyTokensIdentical) {
   p.max_tokens = 200;
   auto plain = generate(m, plan, prompt, p);
   HybridKVCache cache(c, plan);
-  auto hybrid = generate(m, plan, prompt, p, {}, &cache);
+  auto hybrid = generate(m, cache, prompt, p);
   ASSERT_EQ(plain.size(), 200u);
   EXPECT_EQ(plain, hybrid);
 }
@@ -335,7 +329,7 @@ TEST(HybridKVCache, SyntheticFillKeepsFormulaAndDecodes) {
   HybridKVCache cache(c, plan, 301);
   cache.fill_synthetic(300, 1);
   EXPECT_EQ(cache.length(), 300);
-  auto logits = m.forward_next({5}, plan, cache);
+  auto logits = m.forward_next({5}, cache);
   EXPECT_EQ(cache.length(), 301);
   for (float x : logits) ASSERT_TRUE(std::isfinite(x));
   EXPECT_EQ(cache.bytes(), hybrid_kv_bytes(c, plan, 301));

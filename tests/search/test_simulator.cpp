@@ -150,3 +150,18 @@ TEST(SimulatedCompare, RefusesMethodsThatReadWeights) {
   EXPECT_FALSE(needs_model_weights("fisher"));  // alias of gate
   EXPECT_FALSE(needs_model_weights("bosch-multi"));
 }
+
+TEST(Simulator, SamplesOfAFamilyLeanOnTheirOwnHeads) {
+  auto m = model("qwen3-8b", 2);
+  SimulatedObjective cal(m, SimulatedSplit::calibration);
+  // per_sample = exact (0 or 1) + 0.01 log p_s, and 0.01 log p_s > -0.14: the log part is what
+  // is left after removing the 0/1.
+  auto log_part = [](const RawScore& x, int s) { return x.per_sample[s] - (x.per_sample[s] > 0.5 ? 1.0 : 0.0); };
+  HeadBits z(288, 0);
+  for (int i = 0; i < 288; i += 2) z[i] = 1;
+  const RawScore half = cal.evaluate(z), full = cal.evaluate(HeadBits(288, 0));
+  // Samples 0 and 4 are both of family 0: with every head full they agree; with half the heads
+  // SWA their own head factors make them differ.
+  EXPECT_NEAR(log_part(full, 0), log_part(full, 4), 1e-12);
+  EXPECT_GT(std::abs(log_part(half, 0) - log_part(half, 4)), 1e-6);
+}

@@ -5,6 +5,7 @@
 
 #include "tasks/longbench_metrics.h"
 #include "tasks/longbench_text.h"
+#include "util/utf8.h"
 #include "util/error.h"
 
 using namespace bosch::longbench;
@@ -33,7 +34,9 @@ TEST(LongBenchText, PythonLowerSplitAndRegex) {
   EXPECT_EQ(nums[0], "３");
   EXPECT_EQ(nums[1], "45");
   // Invalid UTF-8 becomes U+FFFD instead of failing.
-  EXPECT_EQ(sanitize_utf8("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(bosch::utf8::sanitize("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
+  // A truncated sequence is one U+FFFD, as in Python (b"\xe2\x82A".decode(errors="replace")).
+  EXPECT_EQ(py_lower("\xE2\x82" "A"), "\xEF\xBF\xBD" "a");
 }
 
 TEST(LongBenchMetrics, NormalizeAnswer) {

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "fake_tokenizers.h"
-#include "tasks/mqar.h"
+#include "tasks/train_text.h"
 #include "tasks/niah.h"
 #include "util/error.h"
 
@@ -228,10 +228,6 @@ TEST(NiahSplits, KeysAndValuesNeverShared) {
         EXPECT_EQ(split_of(v), sp) << v;
       }
     }
-    for (int i = 0; i < 5; ++i) {
-      auto t = make_mqar_text(tok, 1500, sp, i, Haystack::markov(), {8, 4});
-      for (auto [b, e] : t.answer_spans) EXPECT_EQ(split_of(t.text.substr(b, e - b)), sp);
-    }
   }
   EXPECT_GT(items[Split::test].size(), 100u);
   for (Split a : {Split::train, Split::calib, Split::test}) {
@@ -317,27 +313,15 @@ TEST(PromptFit, LargestFittingMatchesBruteForce) {
   }
 }
 
-TEST(Mqar, TrainingTextWithAnswerSpans) {
+TEST(TrainText, NiahSampleWithAnswerSpans) {
   WordTokenizer tok;
-  auto t = make_mqar_text(tok, 1000, Split::train, 9, Haystack::markov(), {12, 6});
-  EXPECT_LE(t.n_tokens, 1000u);
-  EXPECT_GE(t.n_tokens + 18, 1000u);
-  EXPECT_EQ(t.n_tokens, tok.encode(t.text, true).size());
-  ASSERT_EQ(t.answer_spans.size(), 6u);
-  for (auto [b, e] : t.answer_spans) {
-    std::string v = t.text.substr(b, e - b);
-    EXPECT_EQ(v.size(), 7u);
-    EXPECT_TRUE(std::all_of(v.begin(), v.end(), ::isdigit));
-    // The question right before it, and the needle earlier in the text.
-    EXPECT_EQ(t.text.substr(b - 2, 2), ": ");
-    EXPECT_LT(t.text.find("is: " + v + "."), b - 4);
-  }
-  auto j = train_text_to_json(t);
-  EXPECT_EQ(j["answer_spans"][0][0], t.answer_spans[0].first);
-  // A NIAH sample as training text.
   auto s = one(tok, NiahFamily::multiquery, 800, 0.5, 1, Split::train);
   auto st = train_text_from_sample(s);
   ASSERT_EQ(st.answer_spans.size(), 4u);
   for (size_t i = 0; i < 4; ++i)
     EXPECT_EQ(st.text.substr(st.answer_spans[i].first, st.answer_spans[i].second - st.answer_spans[i].first), s.answers[i].text);
+  EXPECT_EQ(st.n_tokens, s.n_tokens());
+  auto j = train_text_to_json(st);
+  EXPECT_EQ(j["answer_spans"][0][0], st.answer_spans[0].first);
+  EXPECT_EQ(j["text"], st.text);
 }

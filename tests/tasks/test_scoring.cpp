@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "model/answer_logprobs.h"
 #include "model/model.h"
 #include "tasks/niah.h"
 #include "tasks/scoring.h"

@@ -8,7 +8,7 @@
 #include "tokenizer/byte_level_bpe.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/regex_split.h"
-#include "tokenizer/utf8.h"
+#include "util/utf8.h"
 #include "tokenizer_test_util.h"
 
 namespace bosch {

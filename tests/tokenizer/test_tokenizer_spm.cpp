@@ -9,7 +9,7 @@
 
 #include "formats/gguf.h"
 #include "tokenizer/spm_tokenizer.h"
-#include "tokenizer/utf8.h"
+#include "util/utf8.h"
 #include "tokenizer_test_util.h"
 #include "util/atomic_file.h"
 

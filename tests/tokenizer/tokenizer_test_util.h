@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "tokenizer/byte_level_bpe.h"
-#include "tokenizer/utf8.h"
+#include "util/utf8.h"
 
 namespace bosch::testing {
 

@@ -3,19 +3,16 @@
 Prints wall and process CPU seconds: on a shared machine CPU seconds / threads estimates the
 wall time an idle machine would give.
 
-  /usr/bin/python3 tools/train/bench_step.py --lengths 256,512,1024 --tokens-per-step 8192
+  /usr/bin/python3 -m tools.train.bench_step --lengths 256,512,1024 --tokens-per-step 8192
 """
 import argparse
-import os
-import sys
 import time
 
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from model import Qwen3, describe  # noqa: E402
-from train import batch_size_for, make_optimizer, model_config, parse_args  # noqa: E402
+from .model import Qwen3, describe
+from .train import batch_size_for, make_optimizer, model_config, parse_args
 
 
 def main():

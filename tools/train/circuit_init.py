@@ -51,7 +51,7 @@ import math
 
 import torch
 
-from circuit_parts import (BOUNDARY, CODE_DIM, CONTENT, HEAD_DIM, K_ANCHOR, M, Builder, Head, Layout,
+from .circuit_parts import (BOUNDARY, CODE_DIM, CONTENT, HEAD_DIM, K_ANCHOR, M, Builder, Head, Layout,
                            Mlp, char_codes, offset_phase, pair_dims)
 
 LAYOUT = Layout([
@@ -137,16 +137,16 @@ class Circuit(Builder):
         for kv, offsets in ((0, (1, 2)), (1, (3, 4))):
             h = self.head(0, kv)
             for p in range(4):
-                h.k(pair_dims(p)[0], self.mark(1.0))
+                h.key(pair_dims(p)[0], self.mark(1.0))
             for t, off in enumerate(offsets):
                 for p in range(4):
                     a, b = offset_phase(p, off)
-                    h.q(t, pair_dims(p)[0], self.mark(A0 * a))
-                    h.q(t, pair_dims(p)[1], self.mark(A0 * b))
+                    h.query(t, pair_dims(p)[0], self.mark(A0 * a))
+                    h.query(t, pair_dims(p)[1], self.mark(A0 * b))
             for i, r in enumerate(self.code_reads("CODE")):
-                h.v(i, r)
+                h.value(i, r)
             for i, n in enumerate(("DASH", "BOUND", "QMARK", "UPPER", "COMMA", "COLON")):
-                h.v(CODE_DIM + i, self.f(n))
+                h.value(CODE_DIM + i, self.f(n))
             outs = {(0, 1): ["P1"], (0, 2): ["P2"], (1, 3): ["P3"], (1, 4): ["P4"]}
             for t, off in enumerate(offsets):
                 name = outs[(kv, off)][0]
@@ -175,64 +175,64 @@ class Circuit(Builder):
         L = self.L
         x, _ = self.trace(1)
         rms = self.rms(x)
-        G = 1.0
-        gA, gB, gC, gD = CONTENT[0], CONTENT[1], CONTENT[2], CONTENT[3]
+        gain = 1.0
+        gate_a, gate_b, gate_c, gate_d = CONTENT[0], CONTENT[1], CONTENT[2], CONTENT[3]
         prof_dw, prof_ar, prof_ar2 = (PROFILES[n][1] for n in ("DW", "AR", "AR2"))
         heads = []
         # KV 0: DW (nearest boundary-or-dash before the word) and D2 (nearest dash)
         h = self.head(1, 0)
-        bd = self.plus(self.f("P1_BOUND"), self.f("P1_DASH"))
-        h.k(gA, {k: G * v for k, v in bd.items()})
-        h.k(gB, self.f("P1_DASH", G))
-        h.k(gC, self.f("P1_BOUND", G))      # equal key norms for both member kinds
-        h.k(K_ANCHOR, self.mark(0.05))
+        bound_or_dash = self.plus(self.f("P1_BOUND"), self.f("P1_DASH"))
+        h.key(gate_a, {k: gain * v for k, v in bound_or_dash.items()})
+        h.key(gate_b, self.f("P1_DASH", gain))
+        h.key(gate_c, self.f("P1_BOUND", gain))      # equal key norms for both member kinds
+        h.key(K_ANCHOR, self.mark(0.05))
         for p in prof_dw:
-            h.k(pair_dims(p)[0], bd)
+            h.key(pair_dims(p)[0], bound_or_dash)
         q_gate = 3 * sum(abs(a) + abs(s) for a, s in prof_dw.values())
-        for t, gdim in ((0, gA), (1, gB)):
-            h.q(t, gdim, self.mark(q_gate))
+        for t, gdim in ((0, gate_a), (1, gate_b)):
+            h.query(t, gdim, self.mark(q_gate))
             for p, (a, s) in prof_dw.items():
-                h.q(t, pair_dims(p)[0], self.mark(a))
-                h.q(t, pair_dims(p)[1], self.mark(-s))
-        h.v(0, self.f("P1_DASH"))
+                h.query(t, pair_dims(p)[0], self.mark(a))
+                h.query(t, pair_dims(p)[1], self.mark(-s))
+        h.value(0, self.f("P1_DASH"))
         for i in range(CODE_DIM):
-            h.v(1 + i, self.f("P2", 1.0, i))
-            h.v(1 + CODE_DIM + i, self.f("P3", 1.0, i))
+            h.value(1 + i, self.f("P2", 1.0, i))
+            h.value(1 + CODE_DIM + i, self.f("P3", 1.0, i))
         h.out(0, 0, L("DW"), rms)
         for i in range(CODE_DIM):
             h.out(1, 1 + i, L("D2A", i), rms)
             h.out(1, 1 + CODE_DIM + i, L("D2B", i), rms)
-        heads.append((h, (0, 1), bd))
+        heads.append((h, (0, 1), bound_or_dash))
         # KV 1: AR (nearest '\n' is QNL) and AR2 (nearest ':' or '\n' is ':')
         h = self.head(1, 1)
-        nc = self.plus(self.f("NL"), self.f("COLON"))
-        h.k(gA, self.f("NL", G))
-        h.k(gB, {k: G * v for k, v in nc.items()})
-        h.k(gC, self.f("COLON", G))
-        h.k(K_ANCHOR, self.mark(0.05))
+        nl_or_colon = self.plus(self.f("NL"), self.f("COLON"))
+        h.key(gate_a, self.f("NL", gain))
+        h.key(gate_b, {k: gain * v for k, v in nl_or_colon.items()})
+        h.key(gate_c, self.f("COLON", gain))
+        h.key(K_ANCHOR, self.mark(0.05))
         for p in (2, 3, 4):
-            h.k(pair_dims(p)[0], nc)
-        for t, gdim, prof in ((0, gA, prof_ar), (1, gB, prof_ar2)):
-            h.q(t, gdim, self.mark(3 * sum(abs(a) + abs(s) for a, s in prof.values())))
+            h.key(pair_dims(p)[0], nl_or_colon)
+        for t, gdim, prof in ((0, gate_a, prof_ar), (1, gate_b, prof_ar2)):
+            h.query(t, gdim, self.mark(3 * sum(abs(a) + abs(s) for a, s in prof.values())))
             for p, (a, s) in prof.items():
-                h.q(t, pair_dims(p)[0], self.mark(a))
-                h.q(t, pair_dims(p)[1], self.mark(-s))
-        h.v(0, self.f("QNL"))
-        h.v(1, self.f("COLON"))
+                h.query(t, pair_dims(p)[0], self.mark(a))
+                h.query(t, pair_dims(p)[1], self.mark(-s))
+        h.value(0, self.f("QNL"))
+        h.value(1, self.f("COLON"))
         h.out(0, 0, L("AR"), rms)
         h.out(1, 1, L("AR2"), rms)
-        heads.append((h, (0, 1), nc))
+        heads.append((h, (0, 1), nl_or_colon))
         # KV 2: uniform over position 0 and the colons: 1 / (1 + colons so far)
         h = self.head(1, 2)
-        fc = self.plus(self.f("F0"), self.f("COLON"))
-        h.k(gD, fc)
-        h.k(K_ANCHOR, self.mark(0.05))
-        h.q(0, gD, self.mark(40.0))
-        h.v(0, self.f("F0"))
-        h.v(1, fc)
+        first_or_colon = self.plus(self.f("F0"), self.f("COLON"))
+        h.key(gate_d, first_or_colon)
+        h.key(K_ANCHOR, self.mark(0.05))
+        h.query(0, gate_d, self.mark(40.0))
+        h.value(0, self.f("F0"))
+        h.value(1, first_or_colon)
         h.out(0, 0, L("NC_X"), rms)
         h.out(0, 1, L("NC_Y"), rms)
-        heads.append((h, (0,), fc))
+        heads.append((h, (0,), first_or_colon))
         g = self.scale_heads(1, heads)
         dims = sorted({d for hh, _, _ in heads for d in hh.used_dims()})
         self.set_gains(1, dims, g)
@@ -252,21 +252,21 @@ class Circuit(Builder):
         L = self.L
         x, _ = self.trace(2)
         rms = self.rms(x)
-        gA, gB, gC, gD = CONTENT[0], CONTENT[1], CONTENT[2], CONTENT[3]
+        gate_a, gate_b, gate_c, gate_d = CONTENT[0], CONTENT[1], CONTENT[2], CONTENT[3]
         h = self.head(2, 1)   # LC, AC: counts
         sa = self.plus(self.f("QNL"), self.f("KE_AR"))
         sb = self.plus(self.f("QCOLON"), self.f("COMMA_ANS"))
-        h.k(gA, sa)
-        h.k(gD, sa)
-        h.k(gB, sb)
-        h.k(gC, sb)
-        h.k(K_ANCHOR, self.mark(0.05))
-        h.q(0, gA, self.mark(40.0))
-        h.q(1, gB, self.mark(40.0))
-        h.v(0, self.f("QNL"))
-        h.v(1, sa)
-        h.v(2, self.f("QCOLON"))
-        h.v(3, sb)
+        h.key(gate_a, sa)
+        h.key(gate_d, sa)
+        h.key(gate_b, sb)
+        h.key(gate_c, sb)
+        h.key(K_ANCHOR, self.mark(0.05))
+        h.query(0, gate_a, self.mark(40.0))
+        h.query(1, gate_b, self.mark(40.0))
+        h.value(0, self.f("QNL"))
+        h.value(1, sa)
+        h.value(2, self.f("QCOLON"))
+        h.value(3, sb)
         h.out(0, 0, L("LC_X"), rms)
         h.out(0, 1, L("LC_Y"), rms)
         h.out(1, 2, L("AC_X"), rms)
@@ -276,7 +276,7 @@ class Circuit(Builder):
         h = self.head(2, 0)
         self.offset_head(h, 0, 3)
         for j, (name, i) in enumerate((n, i) for n in KEY_CODES for i in range(CODE_DIM)):
-            h.v(j, self.f(name, 1.0, i))
+            h.value(j, self.f(name, 1.0, i))
             h.out(0, j, L("KC", j), rms)
         heads.append((h, (0,), {}))
         g = self.scale_heads(2, heads)
@@ -301,20 +301,20 @@ class Circuit(Builder):
         L = self.L
         x, _ = self.trace(3)
         rms = self.rms(x)
-        G = 10.0
+        gain = 10.0
         # SEL: at an asked key, the ordinal of the needle whose key (KC at its ':') is the same
         h = self.head(3, 0)
         dims = iter(CONTENT)
         gate, dummy = next(dims), next(dims)
-        h.k(gate, self.plus(self.f("COLON", G), self.f("AR", -G)))
-        h.k(dummy, self.plus(self.mark(G), self.f("COLON", -G)))
-        h.q(0, gate, self.mark(20.0))
+        h.key(gate, self.plus(self.f("COLON", gain), self.f("AR", -gain)))
+        h.key(dummy, self.plus(self.mark(gain), self.f("COLON", -gain)))
+        h.query(0, gate, self.mark(20.0))
         for j, (name, i) in enumerate((n, i) for n in KEY_CODES for i in range(CODE_DIM)):
             d = next(dims)
-            h.k(d, self.f("KC", 1.0, j))
-            h.q(0, d, self.f(name, w_match, i))
+            h.key(d, self.f("KC", 1.0, j))
+            h.query(0, d, self.f(name, w_match, i))
         for i in range(4):
-            h.v(i, self.f("NORD", 1.0, i))
+            h.value(i, self.f("NORD", 1.0, i))
             h.out(0, i, L("SEL", i), rms)
         heads = [(h, (0,), self.plus(self.f("COLON"), self.f("AR", -1.0)))]
         # NORDV: inside a needle's value the needle's ordinal (nearest of ':' and the sentence
@@ -323,9 +323,9 @@ class Circuit(Builder):
         h = self.head(3, 1)
         mem = self.plus(self.f("COLON"), self.f("PERIOD"), self.f("QMARK"), self.f("NL"))
         self.nearest_head(h, 0, CONTENT[0], mem, prof)
-        h.k(K_ANCHOR, self.mark(0.05))
+        h.key(K_ANCHOR, self.mark(0.05))
         for i in range(4):
-            h.v(i, self.f("NORDC", 1.0, i))
+            h.value(i, self.f("NORDC", 1.0, i))
             h.out(0, i, L("NORDV", i), rms)
         heads.append((h, (0,), mem))
         g = self.scale_heads(3, heads)
@@ -337,17 +337,17 @@ class Circuit(Builder):
         L = self.L
         x, _ = self.trace(4)
         rms = self.rms(x)
-        gA = CONTENT[0]
+        gate_a = CONTENT[0]
         h = self.head(4, 0)
-        h.k(gA, self.f("KE_AR"))
-        h.k(K_ANCHOR, self.mark(0.05))
+        h.key(gate_a, self.f("KE_AR"))
+        h.key(K_ANCHOR, self.mark(0.05))
         for i in range(4):
-            h.k(CONTENT[2 + i], self.f("LORD", 1.0, i))
-        h.q(0, gA, self.mark(120.0))
+            h.key(CONTENT[2 + i], self.f("LORD", 1.0, i))
+        h.query(0, gate_a, self.mark(120.0))
         for i in range(4):
-            h.q(0, CONTENT[2 + i], self.f("AORD", 20.0, i))
+            h.query(0, CONTENT[2 + i], self.f("AORD", 20.0, i))
         for i in range(4):
-            h.v(i, self.f("SEL", 1.0, i))
+            h.value(i, self.f("SEL", 1.0, i))
             h.out(0, i, L("ASEL", i), rms)
         g = self.scale_heads(4, [(h, (0,), self.f("KE_AR"))])
         self.set_gains(4, sorted(h.used_dims()), g)
@@ -359,40 +359,40 @@ class Circuit(Builder):
         dims = iter(CONTENT)
         gate, digit = next(dims), next(dims)
         sink = pair_dims(5)[0]
-        G = 10.0
+        gain = 10.0
         # keys
-        h.k(gate, self.plus(self.mark(G), self.f("AR", -G)))
-        h.k(pair_dims(5)[1], self.f("AR", G))   # answer-region keys: same norm, no gate
-        h.k(sink, self.f("NOCODE", G))
-        h.k(digit, self.f("DIGIT"))
+        h.key(gate, self.plus(self.mark(gain), self.f("AR", -gain)))
+        h.key(pair_dims(5)[1], self.f("AR", gain))   # answer-region keys: same norm, no gate
+        h.key(sink, self.f("NOCODE", gain))
+        h.key(digit, self.f("DIGIT"))
         vstart = next(dims)
         sel_dims = [next(dims) for _ in range(4)]
         ord_dims = [next(dims) for _ in range(4)]
         ctx_dims = [[next(dims) for _ in range(CODE_DIM)] for _ in range(4)]
         # an answer starts (after ': ' or ', ') where a value starts (after ': ')
-        h.k(vstart, self.f("P2_COLON"))
-        h.q(0, vstart, self.plus(self.f("P1_COLON", w_vstart), self.f("P1_COMMA", w_vstart)))
+        h.key(vstart, self.f("P2_COLON"))
+        h.query(0, vstart, self.plus(self.f("P1_COLON", w_vstart), self.f("P1_COMMA", w_vstart)))
         for i, d in enumerate(sel_dims):
-            h.k(d, self.f("NORDV", 1.0, i))
-            h.q(0, d, self.f("ASEL", w_key, i))
+            h.key(d, self.f("NORDV", 1.0, i))
+            h.query(0, d, self.f("ASEL", w_key, i))
         for i, d in enumerate(ord_dims):
-            h.k(d, self.f("NORDV", 1.0, i))
-            h.q(0, d, self.f("AORD", w_ord, i))
+            h.key(d, self.f("NORDV", 1.0, i))
+            h.query(0, d, self.f("AORD", w_ord, i))
         # after an answer's ',' the query reads the previous token as ':' (a value start)
         colon_for_comma = self.codes[":"] - self.codes[","]
         for (qsrc, ksrc), ds in zip((("CODE", "P1"), ("P1", "P2"), ("P2", "P3"), ("P3", "P4")), ctx_dims):
             for i, d in enumerate(ds):
-                h.k(d, self.f(ksrc, 1.0, i))
-                h.q(0, d, self.f(qsrc, w_ctx, i))
+                h.key(d, self.f(ksrc, 1.0, i))
+                h.query(0, d, self.f(qsrc, w_ctx, i))
                 if qsrc in ("P1", "P2", "P3"):
-                    h.q(0, d, self.f(qsrc + "_COMMA", w_ctx * float(colon_for_comma[i])))
+                    h.query(0, d, self.f(qsrc + "_COMMA", w_ctx * float(colon_for_comma[i])))
         # query gates: active in the answer region but on ':' and ','; idle -> the code-less sink
-        h.q(0, gate, self.plus(self.f("AR", w_gate), self.f("COLON", -w_gate), self.f("COMMA", -w_gate)))
-        h.q(0, sink, self.plus(self.mark(w_sink), self.f("AR", -w_sink), self.f("COLON", w_sink),
+        h.query(0, gate, self.plus(self.f("AR", w_gate), self.f("COLON", -w_gate), self.f("COMMA", -w_gate)))
+        h.query(0, sink, self.plus(self.mark(w_sink), self.f("AR", -w_sink), self.f("COLON", w_sink),
                                self.f("COMMA", w_sink)))
-        h.q(0, digit, self.plus(self.f("AR", w_digit), self.f("AR2", -w_digit)))
+        h.query(0, digit, self.plus(self.f("AR", w_digit), self.f("AR2", -w_digit)))
         for i in range(CODE_DIM):
-            h.v(i, self.f("VCODE", 1.0, i))
+            h.value(i, self.f("VCODE", 1.0, i))
             h.out(0, i, L("COPY", i), 1.0)
         g = self.scale_heads(5, [(h, (0,), {})])
         self.set_gains(5, sorted(h.used_dims()), g)

@@ -163,13 +163,16 @@ class Head:
         for coord, w in read.items():
             row[coord] += w
 
-    def k(self, dim, read):
+    def key(self, dim, read):
+        """Key dimension `dim` reads `read`."""
         self._add(self.k_rows()[dim], read)
 
-    def q(self, t, dim, read):
+    def query(self, t, dim, read):
+        """Query dimension `dim` of the t-th query head of this KV head reads `read`."""
         self._add(self.q_rows(t)[dim], read)
 
-    def v(self, vdim, read):
+    def value(self, vdim, read):
+        """Value dimension `vdim` reads `read`."""
         self._add(self.v_rows()[vdim], read)
 
     def out(self, t, vdim, coord, w):
@@ -230,7 +233,7 @@ class Builder:
     def trace(self, layer):
         """(attention input, MLP input) residuals [L, d] of `layer` on the calibration text,
         before their norms, with the layers below as built so far."""
-        from model import rope_cos_sin
+        from .model import rope_cos_sin
         m, ids = self.m, self.ids
         x = m.embed_tokens(ids)
         cos, sin = rope_cos_sin(ids.shape[1], self.c.head_dim, self.c.rope_theta, dtype=x.dtype)
@@ -288,7 +291,7 @@ class Builder:
         for h, t, qn, kn in need:
             target = 8.0 * g2 / kn
             pad = math.sqrt(max(0.0, target ** 2 - qn ** 2))
-            h.q(t, Q_ANCHOR, self.mark(pad))
+            h.query(t, Q_ANCHOR, self.mark(pad))
         return math.sqrt(g2)
 
     def set_gains(self, layer, dims, g):
@@ -342,24 +345,24 @@ class Builder:
     def offset_head(self, h, t, off, gain=28.0):
         """Query head t of h attends `off` tokens back (keys: constant, pairs 0-3)."""
         for p in range(4):
-            h.k(pair_dims(p)[0], self.mark(1.0))
+            h.key(pair_dims(p)[0], self.mark(1.0))
             a, b = offset_phase(p, off)
-            h.q(t, pair_dims(p)[0], self.mark(gain * a))
-            h.q(t, pair_dims(p)[1], self.mark(gain * b))
+            h.query(t, pair_dims(p)[0], self.mark(gain * a))
+            h.query(t, pair_dims(p)[1], self.mark(gain * b))
 
     def nearest_head(self, h, t, gdim, members, prof):
         """Query head t of h attends to the nearest position of `members` (profile prof)."""
-        h.k(gdim, members)
+        h.key(gdim, members)
         for p in prof:
-            h.k(pair_dims(p)[0], members)
-        h.q(t, gdim, self.mark(3 * sum(abs(a) + abs(s) for a, s in prof.values())))
+            h.key(pair_dims(p)[0], members)
+        h.query(t, gdim, self.mark(3 * sum(abs(a) + abs(s) for a, s in prof.values())))
         for p, (a, s) in prof.items():
-            h.q(t, pair_dims(p)[0], self.mark(a))
-            h.q(t, pair_dims(p)[1], self.mark(-s))
+            h.query(t, pair_dims(p)[0], self.mark(a))
+            h.query(t, pair_dims(p)[1], self.mark(-s))
 
     @torch.no_grad()
     def trace_final(self):
-        from model import rope_cos_sin
+        from .model import rope_cos_sin
         m, ids = self.m, self.ids
         x = m.embed_tokens(ids)
         cos, sin = rope_cos_sin(ids.shape[1], self.c.head_dim, self.c.rope_theta, dtype=x.dtype)

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-import byte_tokenizer
+from . import byte_tokenizer
 
 
 class Sample:

@@ -2,19 +2,17 @@
 config.json (Qwen3ForCausalLM), model.safetensors (HF tensor names, lm_head omitted when tied),
 tokenizer.json + tokenizer_config.json (byte-level, see byte_tokenizer.py).
 
-CLI: export.py CHECKPOINT OUT_DIR   (a checkpoint written by train.py)
+CLI: python3 -m tools.train.export CHECKPOINT OUT_DIR   (a checkpoint written by train.py)
 """
 import json
 import os
-import sys
 
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import byte_tokenizer  # noqa: E402
-from model import Qwen3, Qwen3Config  # noqa: E402
-from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
+from . import byte_tokenizer
+from .model import Qwen3, Qwen3Config
+from .safetensors_io import read_safetensors, write_safetensors
 
 
 def hf_config(c: Qwen3Config, dtype="float32"):

@@ -3,7 +3,7 @@
 the same export code as the default model) and reference logits computed by model.py in float64,
 so the C++ engine can be checked against PyTorch.
 
-  /usr/bin/python3 tools/train/make_fixture.py            # -> tests/data/qwen3_tiny/
+  /usr/bin/python3 -m tools.train.make_fixture            # -> tests/data/qwen3_tiny/
 
 reference.json:
   text, ids             a short text and its ids (byte tokenizer)
@@ -21,10 +21,9 @@ import sys
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import byte_tokenizer as bt  # noqa: E402
-from export import export_model  # noqa: E402
-from model import Qwen3, Qwen3Config, describe  # noqa: E402
+from . import byte_tokenizer as bt
+from .export import export_model
+from .model import Qwen3, Qwen3Config, describe
 
 TEXT = "Hello, bosch! ü€"
 PLANS = [[], [[0, 1, 8, 2], [1, 0, 16, 0]], [[0, 0, 4, 1], [0, 1, 4, 1], [1, 0, 4, 1], [1, 1, 4, 1]]]

@@ -4,17 +4,15 @@ engine's scoring: an answer counts when every one of its tokens is the argmax gi
 prefix; a sample scores the share of its answers that count). A development diagnostic for the
 trainer and the circuit: `bosch eval` on the exported model is the judge.
 
-  niah_eval.py MODEL_DIR SAMPLES.jsonl [--plan all-swa:64:4] [--limit N]
+  /usr/bin/python3 -m tools.train.niah_eval MODEL_DIR SAMPLES.jsonl [--plan all-swa:64:4] [--limit N]
 """
 import argparse
 import json
-import os
 import sys
 from collections import defaultdict
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
 def load_samples(path, limit=None):
@@ -82,7 +80,7 @@ def main(argv=None):
     ap.add_argument("--skip-space", action="store_true", help="do not score answers' leading ' '")
     a = ap.parse_args(argv)
     torch.set_num_threads(2)
-    from export import load_model_dir
+    from .export import load_model_dir
     m = load_model_dir(a.model_dir)
     res, _ = score(m, load_samples(a.samples, a.limit), parse_plan(a.plan, m.c), a.skip_space)
     for k, v in res.items():

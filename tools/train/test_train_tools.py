@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Tests of the trainer's pieces: /usr/bin/python3 -m unittest discover -s tools/train -p 'test_*.py'
+"""Tests of the trainer's pieces: /usr/bin/python3 -m unittest discover -s tools/train -t . -p 'test_*.py'
 (about 10 s on 2 cores). The JavaScript check runs when node and @lenml/tokenizers are found
 (NODE_PATH, default /tmp/jsref/node_modules), else it is skipped with a message."""
 import json
@@ -16,13 +16,12 @@ import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import byte_tokenizer as bt  # noqa: E402
-import data  # noqa: E402
-import export  # noqa: E402
-from model import (Qwen3, Qwen3Config, RMSNorm, apply_rope, grouped_attention,  # noqa: E402
+from . import byte_tokenizer as bt
+from . import data
+from . import export
+from .model import (Qwen3, Qwen3Config, RMSNorm, apply_rope, grouped_attention,
                    plan_masks, reference_attention, rope_cos_sin)
-from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
+from .safetensors_io import read_safetensors, write_safetensors
 
 torch.set_num_threads(2)
 TEXTS = ["Hello, world!", "ü€𝄞 naïve 日本語", "<|im_start|>user\nhi<|im_end|>\n", "a<|endoftext|>b",
@@ -225,8 +224,8 @@ FIXTURE = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "data", 
 
 def circuit_model(seed=0):
     """The default architecture (train.py's defaults), seed-`seed` init, circuit implanted."""
-    import train
-    from circuit_init import implant_circuit
+    from . import train
+    from .circuit_init import implant_circuit
     m = Qwen3(train.model_config(train.parse_args(["--data", "-", "--out", "-"])))
     m.init_weights(torch.Generator().manual_seed(seed), qk_norm_init=1.5)
     implant_circuit(m, torch.Generator().manual_seed(seed + 1))
@@ -242,17 +241,17 @@ class CircuitTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        from niah_eval import load_samples
+        from .niah_eval import load_samples
         cls.m = circuit_model()
         cls.samples = load_samples(FIXTURE)
 
     def score(self, model, plan=None):
-        from niah_eval import score
+        from .niah_eval import score
         return score(model, self.samples, plan, skip_space=True)[0]
 
     def test_profiles_keep_their_margins(self):
-        from circuit_init import PROFILES
-        from circuit_parts import profile_margin
+        from .circuit_init import PROFILES
+        from .circuit_parts import profile_margin
         for name, (constraints, prof) in PROFILES.items():
             self.assertGreater(profile_margin(prof, constraints), 10.0, name)
 
@@ -270,7 +269,7 @@ class CircuitTest(unittest.TestCase):
     def test_the_copy_head_answers(self):
         """With the copy head's output zeroed nothing is answered: no other path does it."""
         import copy
-        from circuit_init import CIRCUIT_LAYERS
+        from .circuit_init import CIRCUIT_LAYERS
         m = copy.deepcopy(self.m)
         hd = m.c.head_dim
         with torch.no_grad():
@@ -278,10 +277,10 @@ class CircuitTest(unittest.TestCase):
         self.assertEqual(self.score(m)["all"], 0.0)
 
     def test_shape_is_checked(self):
-        from circuit_init import implant_circuit
+        from .circuit_init import implant_circuit
         with self.assertRaisesRegex(ValueError, "head_dim 16"):
             implant_circuit(Qwen3(tiny_config()), torch.Generator().manual_seed(1))
-        import train
+        from . import train
         tied = train.model_config(train.parse_args(["--data", "-", "--out", "-", "--tied"]))
         with self.assertRaisesRegex(ValueError, "untied"):
             implant_circuit(Qwen3(tied), torch.Generator().manual_seed(1))
@@ -303,7 +302,7 @@ class AnswerRegionMaskTest(unittest.TestCase):
 
 class TrainSmokeTest(unittest.TestCase):
     def test_resume_gives_the_same_weights(self):
-        import train
+        from . import train
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "t.jsonl")
             with open(path, "w") as f:
@@ -336,9 +335,9 @@ class TrainSmokeTest(unittest.TestCase):
         (--init-from the export, lr 1e-2) keeps the frozen entries too. The weights are isolated,
         the function is not: the trained heads and LM-head entries add to the same logits, and 3
         steps at lr 1e-2 drown the copy head (measured: 0.0), so keep the learning rate low."""
-        import train
-        from circuit_init import frozen_masks
-        from niah_eval import load_samples, score
+        from . import train
+        from .circuit_init import frozen_masks
+        from .niah_eval import load_samples, score
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "t.jsonl")
             with open(path, "w") as f:

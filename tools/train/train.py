@@ -2,7 +2,7 @@
 """Trains the default model (issue #5) on JSONL from `bosch gen --train` and exports it as a
 Hugging Face directory. Deterministic from --seed for a given step plan; CPU, 2 threads.
 
-  /usr/bin/python3 tools/train/train.py --data train.jsonl --out models/default --minutes 80
+  /usr/bin/python3 -m tools.train.train --data train.jsonl --out models/default --minutes 80
 
 Length curriculum: --phases "256:0.25,512:0.3,1024:0.45" gives each phase's maximum sample
 length (tokens = bytes) and its share of the time budget; the batch size of a phase is
@@ -20,14 +20,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-import byte_tokenizer  # noqa: E402
-from data import PhasePool, length_histogram, load_jsonl  # noqa: E402
-from circuit_init import frozen_masks, implant_circuit  # noqa: E402
-from export import export_model, load_model_dir  # noqa: E402
-from model import Qwen3, Qwen3Config, describe  # noqa: E402
+from . import byte_tokenizer
+from .circuit_init import frozen_masks, implant_circuit
+from .data import PhasePool, length_histogram, load_jsonl
+from .export import export_model, load_model_dir
+from .model import Qwen3, Qwen3Config, describe
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def parse_args(argv=None):
@@ -272,84 +271,217 @@ def fmt_time(s):
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
-def main(argv=None):
-    a = parse_args(argv)
-    torch.set_num_threads(a.threads)
-    torch.set_flush_denormal(True)  # the circuit's shut neurons and heads underflow: keep that fast
-    t_start = time.time()
-    resume = None
-    if a.resume:
-        if not os.path.exists(a.ckpt):
-            sys.exit(f"error: --resume but no checkpoint at {a.ckpt}")
-        resume = torch.load(a.ckpt, map_location="cpu")
-        keep = {"data", "out", "ckpt", "resume", "threads", "hard_minutes", "log_every", "stop_after"}
-        for k, v in resume["args"].items():
-            if k not in keep:
-                setattr(a, k, v)
-        print(f"resuming {a.ckpt} at step {resume['step']} ({fmt_time(resume['elapsed'])} done)")
-    hard_s = 60 * (a.hard_minutes if a.hard_minutes else a.minutes * 1.12)
+def load_resume(a):
+    """The checkpoint to resume (None without --resume); its arguments replace a's, except the
+    ones that may change between invocations."""
+    if not a.resume:
+        return None
+    if not os.path.exists(a.ckpt):
+        sys.exit(f"error: --resume but no checkpoint at {a.ckpt}")
+    resume = torch.load(a.ckpt, map_location="cpu")
+    keep = {"data", "out", "ckpt", "resume", "threads", "hard_minutes", "log_every", "stop_after"}
+    for k, v in resume["args"].items():
+        if k not in keep:
+            setattr(a, k, v)
+    print(f"resuming {a.ckpt} at step {resume['step']} ({fmt_time(resume['elapsed'])} done)")
+    return resume
 
+
+def load_init_weights(model, cfg, path):
+    """--init-from: weights of a checkpoint or an exported model directory of the same
+    architecture."""
+    if os.path.isdir(path):  # an exported model directory (e.g. models/default)
+        src_model = load_model_dir(path)
+        src = {"model_config": src_model.c.to_dict(), "model": src_model.state_dict(), "step": "exported"}
+    else:
+        src = torch.load(path, map_location="cpu")
+    speed_only = {"attn_chunk"}  # not part of the architecture
+    same = {k: v for k, v in src["model_config"].items() if k not in speed_only} == \
+        {k: v for k, v in cfg.to_dict().items() if k not in speed_only}
+    if not same:
+        sys.exit(f"error: --init-from {path}: architecture {src['model_config']} differs "
+                 f"from this run's {cfg.to_dict()}")
+    model.load_state_dict(src["model"])
+    print(f"weights from {path} (step {src['step']})", flush=True)
+
+
+def init_model(a, resume):
+    """The model (random init, then --init-from weights or the implanted circuit) and the
+    frozen circuit: [(parameter, mask)], whose values are taken once a resume has loaded."""
     torch.manual_seed(a.seed)
     cfg = model_config(a)
     model = Qwen3(cfg)
     model.init_weights(torch.Generator().manual_seed(a.seed), qk_norm_init=a.qk_norm_init)
     if a.init_from and not resume:
-        if os.path.isdir(a.init_from):  # an exported model directory (e.g. models/default)
-            src_model = load_model_dir(a.init_from)
-            src = {"model_config": src_model.c.to_dict(), "model": src_model.state_dict(), "step": "exported"}
-        else:
-            src = torch.load(a.init_from, map_location="cpu")
-        speed_only = {"attn_chunk"}  # not part of the architecture
-        same = {k: v for k, v in src["model_config"].items() if k not in speed_only} == \
-            {k: v for k, v in cfg.to_dict().items() if k not in speed_only}
-        if not same:
-            sys.exit(f"error: --init-from {a.init_from}: architecture {src['model_config']} differs "
-                     f"from this run's {cfg.to_dict()}")
-        model.load_state_dict(src["model"])
-        print(f"weights from {a.init_from} (step {src['step']})", flush=True)
+        load_init_weights(model, cfg, a.init_from)
     elif not a.no_induction_init:
         implant_circuit(model, torch.Generator().manual_seed(a.seed + 1))
-    frozen = []  # (parameter, mask); the values are taken after a resume loads the checkpoint
+    frozen = []
     if not a.train_circuit and not a.no_induction_init:  # also the circuit an --init-from model brings
         params = dict(model.named_parameters())
         frozen = [(params[n], m) for n, m in frozen_masks(model).items()]
         print(f"frozen circuit: {sum(int(m.sum()) for _, m in frozen):,} weights", flush=True)
     print(describe(cfg), flush=True)
+    return model, frozen
 
+
+def load_data(a, longest):
+    """(training samples, validation samples): validation takes --val-samples of the longest
+    phase's length, evenly spread over the files, never trained on."""
     samples = load_jsonl(a.data, a.max_samples)
     n_ans = sum(int(s.answer.sum()) for s in samples)
     n_tok = sum(len(s.ids) for s in samples)
     print(f"data: {len(samples)} samples, {n_tok:,} tokens ({n_ans / max(1, n_tok):.1%} answer); "
           f"lengths {length_histogram(samples)}", flush=True)
-
-    phases = parse_pairs(a.phases, float)
-    longest = max(L for L, _ in (parse_pairs(a.plan, int) if a.plan else phases))
-    # validation: samples of the longest phase's length, never trained on
     val_pool = [s for s in samples if longest // 2 < len(s.ids) <= longest]
     val = []
-    if a.val_samples and len(val_pool) > 4 * a.val_samples:  # evenly spread over the files
+    if a.val_samples and len(val_pool) > 4 * a.val_samples:
         val = [val_pool[round(i * (len(val_pool) - 1) / (a.val_samples - 1))] if a.val_samples > 1
                else val_pool[-1] for i in range(a.val_samples)]
     val_ids = {id(s) for s in val}
-    train_samples = [s for s in samples if id(s) not in val_ids]
+    return [s for s in samples if id(s) not in val_ids], val
 
+
+def step_plan(a, model, phases, resume, t_start, n_val):
+    """[(length, steps, batch)]: the checkpoint's, --plan's, or fitted to the time budget."""
     if resume:
-        plan = [tuple(p) for p in resume["plan"]]
-    elif a.plan:
-        plan = [(L, n, batch_size_for(L, a.tokens_per_step)) for L, n in parse_pairs(a.plan, int)]
-    else:
-        plan = make_plan(model, a, phases, 60 * a.minutes, t_start, len(val))
-    plan_text = ",".join(f"{L}:{n}" for L, n, _ in plan)
-    pools = [PhasePool(train_samples, L, i, a.seed) for i, (L, _, _) in enumerate(plan)]
+        return [tuple(p) for p in resume["plan"]]
+    if a.plan:
+        return [(L, n, batch_size_for(L, a.tokens_per_step)) for L, n in parse_pairs(a.plan, int)]
+    return make_plan(model, a, phases, 60 * a.minutes, t_start, n_val)
+
+
+def print_plan(a, plan, pools, warmup, n_val, longest):
     total = sum(n for _, n, _ in plan)
-    warmup = a.warmup if a.warmup is not None else max(20, int(0.03 * total))
     tokens_planned = sum(n * b * (L - 1) for L, n, b in plan)
-    print(f"plan: --plan {plan_text}  ({total} steps, ~{tokens_planned / 1e6:.1f}M tokens at most; "
+    print(f"plan: --plan {plan_text_of(plan)}  ({total} steps, ~{tokens_planned / 1e6:.1f}M tokens at most; "
           f"warmup {warmup}, lr {a.lr:g}, answer weight {a.answer_weight:g}, seed {a.seed})")
     for (L, n, b), pool in zip(plan, pools):
         print(f"  phase len<={L}: {n} steps x batch {b}, pool {len(pool.samples)} samples, "
               f"{pool.epochs(n, b):.2f} epochs")
-    print(f"validation: {len(val)} samples of length <= {longest}", flush=True)
+    print(f"validation: {n_val} samples of length <= {longest}", flush=True)
+
+
+def plan_text_of(plan):
+    return ",".join(f"{L}:{n}" for L, n, _ in plan)
+
+
+def phase_of(plan, step):
+    """(phase index, step within the phase) of a global step."""
+    within, phase = step, 0
+    while within >= plan[phase][1]:
+        within -= plan[phase][1]
+        phase += 1
+    return phase, within
+
+
+class StepLog:
+    """Loss statistics summed between two log lines."""
+    KEYS = ("ce_other", "n_other", "ce_ans", "n_ans", "ok_ans")
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.loss, self.steps, self.tokens = 0.0, 0, 0
+        self.sums = dict.fromkeys(self.KEYS, 0)
+        self.t0 = time.time()
+
+    def add(self, loss, stats, tokens):
+        self.loss += float(loss)
+        self.steps += 1
+        for k in self.KEYS:
+            self.sums[k] += stats[k]
+        self.tokens += tokens
+
+    def line(self, step, total, length, batch, lr, gnorm, elapsed, eta):
+        s = self.sums
+        return (f"step {step:5d}/{total} len {length:4d}x{batch:<3d} loss {self.loss / self.steps:.4f} "
+                f"ce-text {s['ce_other'] / max(1, s['n_other']):.3f} "
+                f"ce-ans {s['ce_ans'] / max(1, s['n_ans']):.3f} "
+                f"acc-ans {s['ok_ans'] / max(1, s['n_ans']):.3f} lr {lr:.2e} gnorm {gnorm:.2f} "
+                f"tok/s {self.tokens / max(1e-9, time.time() - self.t0):.0f} elapsed {fmt_time(elapsed)} "
+                f"eta {fmt_time(eta)}")
+
+
+def train_step(model, opt, frozen_values, batch, lr, answer_weight):
+    """One optimizer step; the frozen circuit's entries are restored after it. Returns
+    (loss, stats, gradient norm)."""
+    inp, tgt, ans, valid = batch
+    for g in opt.param_groups:
+        g["lr"] = lr * g["lr_mult"]
+    logits = model(inp)
+    loss, stats = loss_terms(logits, tgt, ans, valid, answer_weight)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    with torch.no_grad():  # the frozen circuit's gradients must not eat the clipping budget
+        for p, m, _ in frozen_values:
+            if p.grad is not None:
+                p.grad[m] = 0
+    gnorm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0))
+    opt.step()
+    with torch.no_grad():
+        for p, m, v in frozen_values:
+            p[m] = v
+    return loss, stats, gnorm
+
+
+def train_loop(a, model, opt, frozen_values, plan, pools, val, warmup, step, elapsed0, t_start):
+    """Runs the plan from `step`; checkpoints, logs and evaluates on the way. Returns
+    (steps done, stopped early)."""
+    total = sum(n for _, n, _ in plan)
+    first_step = step
+    hard_s = 60 * (a.hard_minutes if a.hard_minutes else a.minutes * 1.12)
+    eval_every = a.eval_every or max(50, total // 8)
+    t_run = t_ckpt = time.time()
+    log = StepLog()
+    model.train()
+    while step < total:
+        phase, within = phase_of(plan, step)
+        L, _, B = plan[phase]
+        batch = [torch.from_numpy(x) for x in pools[phase].batch(within, B, byte_tokenizer.EOT_ID)]
+        lr = lr_at(step, total, a, warmup)
+        loss, stats, gnorm = train_step(model, opt, frozen_values, batch, lr, a.answer_weight)
+        step += 1
+        log.add(loss, stats, int(batch[3].sum()))
+
+        elapsed = elapsed0 + time.time() - t_start  # wall time incl. loading and timing
+        if step % a.log_every == 0 or step == total:
+            eta = (time.time() - t_run) / max(1, step - first_step) * (total - step)
+            print(log.line(step, total, L, B, lr, gnorm, elapsed, eta), flush=True)
+            log.reset()
+        if val and (step % eval_every == 0 or step == total):
+            print(f"eval  {step:5d}: {format_eval(evaluate(model, val))}  qk-gain {qk_gain(model):.2f}",
+                  flush=True)
+        if time.time() - t_ckpt > 60 * a.ckpt_minutes and step < total:
+            save_checkpoint(a.ckpt, model, opt, step, plan, elapsed, a)
+            t_ckpt = time.time()
+        if a.stop_after and step - first_step >= a.stop_after and step < total:
+            print(f"stopping after {a.stop_after} steps as asked (--stop-after)", flush=True)
+            return step, True
+        if elapsed > hard_s and step < total:
+            print(f"warning: hard time limit {hard_s / 60:.0f} min reached at step {step}/{total}; "
+                  f"stopping early (resume with --resume to finish the plan)", flush=True)
+            return step, True
+    return step, False
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    torch.set_num_threads(a.threads)
+    torch.set_flush_denormal(True)  # the circuit's shut neurons and heads underflow: keep that fast
+    t_start = time.time()
+    resume = load_resume(a)
+    model, frozen = init_model(a, resume)
+
+    phases = parse_pairs(a.phases, float)
+    longest = max(L for L, _ in (parse_pairs(a.plan, int) if a.plan else phases))
+    train_samples, val = load_data(a, longest)
+    plan = step_plan(a, model, phases, resume, t_start, len(val))
+    pools = [PhasePool(train_samples, L, i, a.seed) for i, (L, _, _) in enumerate(plan)]
+    total = sum(n for _, n, _ in plan)
+    warmup = a.warmup if a.warmup is not None else max(20, int(0.03 * total))
+    print_plan(a, plan, pools, warmup, len(val), longest)
 
     opt = make_optimizer(model, a)
     step, elapsed0 = 0, 0.0
@@ -358,80 +490,14 @@ def main(argv=None):
         opt.load_state_dict(resume["optimizer"])
         step, elapsed0 = resume["step"], resume["elapsed"]
     frozen_values = [(p, m, p.detach()[m].clone()) for p, m in frozen]
-    eval_every = a.eval_every or max(50, total // 8)
-    t_run = time.time()
-    t_ckpt = time.time()
-    acc = {"loss": 0.0, "n": 0, "ce_other": 0.0, "n_other": 0, "ce_ans": 0.0, "n_ans": 0,
-           "ok_ans": 0, "tokens": 0}
-    t_log = time.time()
-    model.train()
-    stopped_early = False
-    while step < total:
-        # which phase
-        s, phase = step, 0
-        while s >= plan[phase][1]:
-            s -= plan[phase][1]
-            phase += 1
-        L, _, B = plan[phase]
-        inp, tgt, ans, valid = (torch.from_numpy(x) for x in pools[phase].batch(s, B, byte_tokenizer.EOT_ID))
-        lr = lr_at(step, total, a, warmup)
-        for g in opt.param_groups:
-            g["lr"] = lr * g["lr_mult"]
-        logits = model(inp)
-        loss, st = loss_terms(logits, tgt, ans, valid, a.answer_weight)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        with torch.no_grad():  # the frozen circuit's gradients must not eat the clipping budget
-            for p, m, _ in frozen_values:
-                if p.grad is not None:
-                    p.grad[m] = 0
-        gnorm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0))
-        opt.step()
-        with torch.no_grad():
-            for p, m, v in frozen_values:
-                p[m] = v
-        step += 1
-        acc["loss"] += float(loss)
-        acc["n"] += 1
-        for k in ("ce_other", "n_other", "ce_ans", "n_ans", "ok_ans"):
-            acc[k] += st[k]
-        acc["tokens"] += int(valid.sum())
-
-        elapsed = elapsed0 + time.time() - t_start  # wall time incl. loading and timing
-        if step % a.log_every == 0 or step == total:
-            dt = time.time() - t_log
-            rate = (time.time() - t_run) / max(1, step - (resume["step"] if resume else 0))
-            eta = rate * (total - step)
-            print(f"step {step:5d}/{total} len {L:4d}x{B:<3d} loss {acc['loss'] / acc['n']:.4f} "
-                  f"ce-text {acc['ce_other'] / max(1, acc['n_other']):.3f} "
-                  f"ce-ans {acc['ce_ans'] / max(1, acc['n_ans']):.3f} "
-                  f"acc-ans {acc['ok_ans'] / max(1, acc['n_ans']):.3f} lr {lr:.2e} gnorm {gnorm:.2f} "
-                  f"tok/s {acc['tokens'] / max(1e-9, dt):.0f} elapsed {fmt_time(elapsed)} "
-                  f"eta {fmt_time(eta)}", flush=True)
-            acc = dict.fromkeys(acc, 0)
-            acc["loss"] = 0.0
-            t_log = time.time()
-        if val and (step % eval_every == 0 or step == total):
-            print(f"eval  {step:5d}: {format_eval(evaluate(model, val))}  qk-gain {qk_gain(model):.2f}",
-                  flush=True)
-        if time.time() - t_ckpt > 60 * a.ckpt_minutes and step < total:
-            save_checkpoint(a.ckpt, model, opt, step, plan, elapsed, a)
-            t_ckpt = time.time()
-        if a.stop_after and step - (resume["step"] if resume else 0) >= a.stop_after and step < total:
-            print(f"stopping after {a.stop_after} steps as asked (--stop-after)", flush=True)
-            stopped_early = True
-            break
-        if elapsed > hard_s and step < total:
-            print(f"warning: hard time limit {hard_s / 60:.0f} min reached at step {step}/{total}; "
-                  f"stopping early (resume with --resume to finish the plan)", flush=True)
-            stopped_early = True
-            break
+    step, stopped_early = train_loop(a, model, opt, frozen_values, plan, pools, val, warmup, step,
+                                     elapsed0, t_start)
 
     if val and not stopped_early:
         print(layer_table(model, val), flush=True)
     elapsed = elapsed0 + time.time() - t_start
     save_checkpoint(a.ckpt, model, opt, step, plan, elapsed, a)
-    size = export_model(model, a.out, {"step": str(step), "plan": plan_text, "seed": str(a.seed),
+    size = export_model(model, a.out, {"step": str(step), "plan": plan_text_of(plan), "seed": str(a.seed),
                                        "complete": str(not stopped_early).lower()}, a.export_dtype)
     print(f"exported {a.out} (model.safetensors {size / 1e6:.2f} MB) after {step} steps, "
           f"{fmt_time(elapsed)}; checkpoint {a.ckpt}", flush=True)

@@ -1,4 +1,4 @@
-#include "tokenizer/utf8.h"
+#include "util/utf8.h"
 
 namespace bosch::utf8 {
 namespace {
@@ -96,6 +96,30 @@ std::string sanitize(std::string_view s) {
     else out += "\xEF\xBF\xBD";
     i += sc.n;
   }
+  return out;
+}
+
+std::u32string decode(std::string_view s) {
+  std::u32string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    Scan sc = scan_one(s, i);
+    if (sc.complete) {
+      size_t j = i;
+      out += next(s, j);
+    } else {
+      out += char32_t(0xFFFD);
+    }
+    i += sc.n;
+  }
+  return out;
+}
+
+std::string encode(std::u32string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char32_t c : s) append(out, c);
   return out;
 }
 

@@ -1,15 +1,14 @@
-// Teacher-forced answer scoring: whether greedy decoding would reproduce an answer, and its
-// log-probability, from one prefill of prompt + answer with the LM head only on answer rows.
+#include "model/answer_logprobs.h"
+
 #include <cmath>
 
 #include "kernels/ops.h"
-#include "model/model.h"
 #include "util/error.h"
 
 namespace bosch {
 
-AnswerScore score_from_hidden(const Model& m, const float* hidden, int n_prompt,
-                              const std::vector<int32_t>& answer) {
+AnswerLogprobs score_answer_from_hidden(const Model& m, const float* hidden, int n_prompt,
+                                        const std::vector<int32_t>& answer) {
   const int V = m.config().vocab_size;
   const int na = static_cast<int>(answer.size());
   check(n_prompt >= 1, "scoring needs a non-empty prompt");
@@ -19,7 +18,7 @@ AnswerScore score_from_hidden(const Model& m, const float* hidden, int n_prompt,
   for (int i = 0; i < na; ++i) rows[i] = n_prompt - 1 + i;
   std::vector<float> logits(static_cast<size_t>(na) * V);
   m.logits(hidden, rows.data(), na, logits.data());
-  AnswerScore s;
+  AnswerLogprobs s;
   s.all_argmax = true;
   s.token_logprobs.resize(na);
   double sum = 0;
@@ -42,8 +41,8 @@ AnswerScore score_from_hidden(const Model& m, const float* hidden, int n_prompt,
   return s;
 }
 
-AnswerScore score_answer(const Model& m, const AttentionPlan& plan, const std::vector<int32_t>& prompt,
-                         const std::vector<int32_t>& answer) {
+AnswerLogprobs score_answer(const Model& m, const AttentionPlan& plan, const std::vector<int32_t>& prompt,
+                            const std::vector<int32_t>& answer) {
   std::vector<int32_t> seq(prompt);
   seq.insert(seq.end(), answer.begin(), answer.end());
   // The last answer token is never an input that predicts anything we score.
@@ -52,7 +51,7 @@ AnswerScore score_answer(const Model& m, const AttentionPlan& plan, const std::v
   std::vector<float> hidden(static_cast<size_t>(n) * m.config().d_model);
   m.embed(seq.data(), n, hidden.data());
   m.forward_layers(0, m.config().n_layers, hidden.data(), n, 0, plan);
-  return score_from_hidden(m, hidden.data(), static_cast<int>(prompt.size()), answer);
+  return score_answer_from_hidden(m, hidden.data(), static_cast<int>(prompt.size()), answer);
 }
 
 }  // namespace bosch

@@ -1,5 +1,6 @@
-// Runs the JavaScript reference tokenizer (tools/tokenizer-ref) with node. Used by the tests and
-// by `bosch bench tokenize`. Installing needs npm and the registry; everything fails softly:
+// Runs the JavaScript reference tokenizer (tools/tokenizer-ref) with node. A test harness, kept
+// out of the tokenizer library (its own small library, bosch_js_reference); `bosch bench
+// tokenize` links it too. Installing needs npm and the registry; everything fails softly:
 // setup() returns nullopt with the reason, so callers can skip loudly.
 #pragma once
 #include <cstdint>

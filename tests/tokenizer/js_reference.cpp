@@ -1,4 +1,4 @@
-#include "tokenizer/js_reference.h"
+#include "tests/tokenizer/js_reference.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -1,6 +1,7 @@
-// UTF-8 helpers shared by the tokenizers. Invalid input is replaced the way the WHATWG
-// decoder (TextDecoder, Node's Buffer.toString) does it: each maximal invalid subpart becomes
-// one U+FFFD. The same rule on both sides lets us compare with the JavaScript reference.
+// UTF-8 encode/decode for the tokenizers and the LongBench text primitives. Invalid input is
+// replaced the way the WHATWG decoder (TextDecoder, Node's Buffer.toString) and Python's
+// bytes.decode(errors="replace") do it: each maximal invalid subpart becomes one U+FFFD. The
+// same rule on both sides lets us compare with the JavaScript and Python references.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +21,10 @@ bool is_valid(std::string_view s);
 
 // s with every maximal invalid subpart replaced by U+FFFD (returns s unchanged when valid).
 std::string sanitize(std::string_view s);
+
+// Code points of s (invalid subparts become U+FFFD), and back.
+std::u32string decode(std::string_view s);
+std::string encode(std::u32string_view s);
 
 // Length of the longest prefix of s that does not end inside an incomplete (but so far valid)
 // multi-byte sequence. Bytes before the cut may still be invalid; sanitize() handles them.

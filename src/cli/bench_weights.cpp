@@ -1,0 +1,134 @@
+// `bosch bench weights [MODEL]`: the cost of weights kept in their file's type. Prints, from
+// one run: the dtype mix; decode tokens/s and the weight bytes it reads per second beside the
+// memory bandwidth measured now (a parallel read of a buffer larger than the caches, after the
+// model ran); prefill tokens/s; peak resident set while loading, prefilling and decoding beside
+// the file size plus the KV cache. Not a timed test.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "kernels/qdot.h"
+#include "model/kv_cache.h"
+#include "model/model.h"
+#include "util/error.h"
+#include "util/parallel.h"
+
+namespace bosch::cli {
+namespace {
+
+struct WeightsOptions {
+  std::string model;
+  int tokens = 256, decode = 16, bandwidth_mib = 1024;
+};
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Bytes on disk: the .gguf file, or every file of a Hugging Face directory.
+uint64_t file_bytes(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(path)) return fs::file_size(path);
+  uint64_t b = 0;
+  for (const auto& e : fs::directory_iterator(path))
+    if (e.is_regular_file() && e.path().extension() == ".safetensors") b += e.file_size();
+  return b;
+}
+
+// Memory read bandwidth: every thread sums its share of `mib` MiB, best of 3 passes.
+double read_bandwidth_gbs(int mib) {
+  const size_t n = static_cast<size_t>(mib) << 18;  // floats
+  std::vector<float> buf(n);
+  parallel_for(n, [&](size_t b, size_t e) { std::fill(buf.begin() + b, buf.begin() + e, 1.0f); }, 1 << 20);
+  double best = 0;
+  volatile float sink = 0;
+  for (int pass = 0; pass < 3; ++pass) {
+    const double t0 = now_s();
+    std::vector<float> part(static_cast<size_t>(num_threads()) * 16, 0.0f);
+    parallel_for(static_cast<size_t>(num_threads()), [&](size_t b, size_t e) {
+      for (size_t t = b; t < e; ++t) {
+        const size_t lo = n / num_threads() * t, hi = t + 1 == static_cast<size_t>(num_threads()) ? n : lo + n / num_threads();
+        float acc[16] = {};
+        for (size_t i = lo; i + 16 <= hi; i += 16)
+          for (int l = 0; l < 16; ++l) acc[l] += buf[i + l];
+        for (int l = 0; l < 16; ++l) part[t * 16 + l] = acc[l];
+      }
+    });
+    const double dt = now_s() - t0;
+    for (float p : part) sink = sink + p;
+    best = std::max(best, n * 4.0 / dt / 1e9);
+  }
+  return best;
+}
+
+std::string gib(double b) { return fmt::format("{:.3f} GiB", b / (1024.0 * 1024 * 1024)); }
+
+void run(const WeightsOptions& o) {
+  const std::string path = resolve_model(o.model);
+  const double t_load = now_s();
+  auto m = Model::load(path);
+  const double load_s = now_s() - t_load;
+  const auto& c = m->config();
+  const Model::WeightSummary ws = m->weight_summary();
+  std::string mix;
+  for (const auto& [type, cb] : ws.types) mix += fmt::format(" {} x{} ({})", type, cb.first, gib(cb.second));
+  fmt::print("model {} ({} layers, d={}, vocab {}), loaded in {:.2f} s\n", path, c.n_layers, c.d_model, c.vocab_size, load_s);
+  fmt::print("weights:{}; decode dot kernels: {}, {} threads\n\n", mix, dot_kernel_name(), num_threads());
+
+  std::mt19937 rng(1);
+  std::vector<int32_t> prompt(static_cast<size_t>(o.tokens));
+  for (auto& t : prompt) t = static_cast<int32_t>(rng() % c.vocab_size);
+  KVCache cache(c, o.tokens + o.decode + 2);
+  const auto plan = m->full_plan();
+  double t0 = now_s();
+  std::vector<float> logits = m->forward_next(prompt, plan, cache);
+  const double prefill_tps = o.tokens / (now_s() - t0);
+  for (int s = 0; s < o.decode + 2; ++s) {  // two untimed steps first (page faults, thread pool)
+    if (s == 2) t0 = now_s();
+    const int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    logits = m->forward_next({next}, plan, cache);
+  }
+  const double decode_tps = o.decode / (now_s() - t0);
+  const double read_gbs = decode_tps * ws.decode_bytes / 1e9;
+
+  struct rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const double peak = static_cast<double>(ru.ru_maxrss) * 1024;
+  const double file = static_cast<double>(file_bytes(path));
+  const double kv = static_cast<double>(cache.bytes());
+  const double bw = read_bandwidth_gbs(o.bandwidth_mib);  // after the peak RSS was read
+
+  fmt::print("| measure | value |\n|---|---:|\n");
+  fmt::print("| prefill ({} tokens) | {:.1f} tok/s |\n", o.tokens, prefill_tps);
+  fmt::print("| decode | {:.2f} tok/s |\n", decode_tps);
+  fmt::print("| weight bytes read per decode token | {} |\n", gib(ws.decode_bytes));
+  fmt::print("| decode weight reads | {:.2f} GB/s |\n", read_gbs);
+  fmt::print("| memory read bandwidth (measured now, {} MiB) | {:.2f} GB/s |\n", o.bandwidth_mib, bw);
+  fmt::print("| peak resident set | {} |\n", gib(peak));
+  fmt::print("| file size + KV cache | {} + {} |\n", gib(file), gib(kv));
+  fmt::print("| weights in memory: mapped / owned copies / float32 norms | {} / {} / {} |\n\n", gib(ws.mapped), gib(ws.owned),
+             gib(ws.small_f32));
+  fmt::print("decode weight reads / memory bandwidth   {:.2f}{}\n", read_gbs / bw,
+             ws.decode_bytes < 64.0 * 1048576 ? "  (weights fit in the caches: not a DRAM figure)" : "");
+  fmt::print("peak RSS / (file + KV cache)              {:.2f}  (load, prefill and decode)\n", peak / (file + kv));
+}
+
+BenchRegistrar reg("weights", "weights in their stored type: decode GB/s vs memory bandwidth, peak RSS vs file size",
+                   [](CLI::App& app) {
+  auto o = std::make_shared<WeightsOptions>();
+  app.add_option("model", o->model, "model (default: the embedded model)");
+  app.add_option("--tokens", o->tokens, "prompt length of the prefill")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--decode", o->decode, "timed decode steps")->check(CLI::Range(1, 100000));
+  app.add_option("--bandwidth-mib", o->bandwidth_mib, "size of the bandwidth buffer")->check(CLI::Range(64, 1 << 16));
+  app.callback([o] { run(*o); });
+});
+
+}  // namespace
+}  // namespace bosch::cli

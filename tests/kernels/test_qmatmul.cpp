@@ -1,0 +1,146 @@
+// The quantised kernels against their plain references: dot_row (decode, packed blocks, AVX2
+// where built) vs dot_row_reference (dequantise, sum in double); the tiled prefill matmul and
+// the one-row path vs matmul_nt_reference; get_row vs to_f32. Random blocks of every type.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "formats/dtype.h"
+#include "formats/quant.h"
+#include "kernels/ops.h"
+#include "kernels/qdot.h"
+#include "kernels/qmatmul.h"
+
+using namespace bosch;
+
+namespace {
+
+const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0,
+                        DType::Q5_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+
+void put_half(uint8_t* p, float v) {
+  const uint16_t h = f32_to_f16(v);
+  std::memcpy(p, &h, 2);
+}
+
+// rows x cols of type t: random bytes, with every scale field set to a sane fp16 value.
+std::vector<uint8_t> random_matrix(DType t, int64_t rows, int64_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<uint8_t> b(dtype_bytes(t, static_cast<size_t>(rows * cols)));
+  if (t == DType::F32 || t == DType::F16 || t == DType::BF16) {
+    std::vector<float> f(static_cast<size_t>(rows * cols));
+    for (float& x : f) x = u(rng);
+    for (size_t i = 0; i < f.size(); ++i) {
+      if (t == DType::F32) std::memcpy(&b[4 * i], &f[i], 4);
+      const uint16_t h = t == DType::F16 ? f32_to_f16(f[i]) : f32_to_bf16(f[i]);
+      if (t != DType::F32) std::memcpy(&b[2 * i], &h, 2);
+    }
+    return b;
+  }
+  for (uint8_t& x : b) x = static_cast<uint8_t>(rng());
+  const size_t bb = dtype_block_bytes(t);
+  for (size_t off = 0; off < b.size(); off += bb) {
+    switch (t) {
+      case DType::Q4_K: case DType::Q5_K:
+        put_half(&b[off], 0.01f * u(rng));
+        put_half(&b[off + 2], 0.01f * u(rng));
+        break;
+      case DType::Q6_K: put_half(&b[off + 208], 0.01f * u(rng)); break;
+      default: put_half(&b[off], 0.05f * u(rng)); break;
+    }
+  }
+  return b;
+}
+
+std::vector<float> random_x(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(n);
+  for (float& v : x) v = u(rng);
+  return x;
+}
+
+// Float rounding bound of a k-term dot product: relative to sum |w x|.
+double abs_dot(const WeightView& w, int64_t r, const float* x) {
+  std::vector<float> row(static_cast<size_t>(w.cols));
+  get_row(w, r, row.data());
+  double s = 0;
+  for (int64_t i = 0; i < w.cols; ++i) s += std::fabs(static_cast<double>(row[i]) * x[i]);
+  return s;
+}
+
+}  // namespace
+
+TEST(QDot, FastEqualsScalarReferenceForEveryType) {
+  std::printf("dot kernel: %s\n", dot_kernel_name());
+  for (DType t : kTypes) {
+    SCOPED_TRACE(dtype_name(t));
+    const int64_t k = dtype_block(t) == 1 ? 1000 : 1024;  // 1000: the F32/F16/BF16 tail path
+    const auto bytes = random_matrix(t, 8, k, 7);
+    const WeightView w{t, bytes.data(), 8, k};
+    const auto x = random_x(static_cast<size_t>(k), 8);
+    for (int64_t r = 0; r < 8; ++r) {
+      const double want = dot_row_reference(t, w.row(r), x.data(), k);
+      const double got = dot_row(t, w.row(r), x.data(), k);
+      EXPECT_NEAR(got, want, 1e-6 * abs_dot(w, r, x.data()) + 1e-7) << "row " << r;
+    }
+  }
+}
+
+TEST(QMatmul, DecodeAndTiledPrefillEqualReference) {
+  for (DType t : kTypes) {
+    SCOPED_TRACE(dtype_name(t));
+    const int64_t k = 256, n = qmatmul_tile_rows(k) + 37;  // crosses a tile boundary
+    const auto bytes = random_matrix(t, n, k, 11);
+    const WeightView w{t, bytes.data(), n, k};
+    for (int m : {1, 3}) {
+      SCOPED_TRACE(m);
+      const auto x = random_x(static_cast<size_t>(m * k), 12);
+      std::vector<float> want(static_cast<size_t>(m * n)), got(want.size()), acc(want.size(), 0.5f);
+      matmul_nt_reference(x.data(), w, want.data(), m);
+      matmul_nt(x.data(), w, got.data(), m);
+      matmul_nt(x.data(), w, acc.data(), m, /*accumulate=*/true);
+      for (int i = 0; i < m; ++i)
+        for (int64_t r = 0; r < n; r += 97) {
+          const size_t j = static_cast<size_t>(i * n + r);
+          const double tol = 1e-6 * abs_dot(w, r, x.data() + i * k) + 1e-7;
+          ASSERT_NEAR(got[j], want[j], tol) << "row " << i << " col " << r;
+          ASSERT_NEAR(acc[j], want[j] + 0.5, tol + 1e-7) << "row " << i << " col " << r;
+        }
+      for (int i = 0; i < m; ++i)  // the last rows (second tile) too
+        ASSERT_NEAR(got[static_cast<size_t>(i * n + n - 1)], want[static_cast<size_t>(i * n + n - 1)],
+                    1e-6 * abs_dot(w, n - 1, x.data() + i * k) + 1e-7);
+    }
+  }
+}
+
+TEST(QMatmul, GetRowIsTheDequantisedRow) {
+  for (DType t : kTypes) {
+    SCOPED_TRACE(dtype_name(t));
+    const int64_t k = 512;
+    const auto bytes = random_matrix(t, 5, k, 3);
+    const WeightView w{t, bytes.data(), 5, k};
+    std::vector<float> all(static_cast<size_t>(5 * k)), row(static_cast<size_t>(k));
+    to_f32(t, bytes.data(), all.data(), all.size());
+    get_row(w, 3, row.data());
+    EXPECT_EQ(std::memcmp(row.data(), all.data() + 3 * k, row.size() * 4), 0);
+  }
+}
+
+// F32 weights take the float BLAS path unchanged: bit-identical results.
+TEST(QMatmul, F32ViewIsTheFloatMatmul) {
+  const int64_t k = 96, n = 40;
+  const auto w = random_x(static_cast<size_t>(n * k), 5);
+  const WeightView v{DType::F32, w.data(), n, k};
+  for (int m : {1, 4}) {
+    const auto x = random_x(static_cast<size_t>(m * k), 6);
+    std::vector<float> a(static_cast<size_t>(m * n)), b(a.size());
+    matmul_nt(x.data(), w.data(), a.data(), m, static_cast<int>(n), static_cast<int>(k));
+    matmul_nt(x.data(), v, b.data(), m);
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0);
+  }
+}

@@ -1,0 +1,76 @@
+// Models whose weights stay in their file's type (F16, BF16, Q8_0; GGUF and safetensors): the
+// forward pass on the packed weights equals the same model with every weight expanded to
+// float32 (prefill: dequantised tiles + sgemm; decode: dot products on the blocks), the
+// matrices are views into the file (not copies), and the identity does not depend on the type.
+// Runs everywhere (random models written to a temporary directory).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "model/kv_cache.h"
+#include "model/model.h"
+#include "model/model_writer.h"
+
+using namespace bosch;
+
+namespace {
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(static_cast<double>(a[i]) - b[i]));
+  return m;
+}
+
+struct Case {
+  std::string arch, format;
+  DType type;
+};
+
+class StoredTypes : public ::testing::TestWithParam<Case> {};
+
+TEST_P(StoredTypes, PackedWeightsGiveTheExpandedModelsLogits) {
+  const Case& k = GetParam();
+  ModelConfig c = config_like(k.arch, "tiny");
+  ModelWeights w = random_weights(c, 33, 0.15f);
+  auto dir = std::filesystem::temp_directory_path() /
+             ("bosch_stored_" + k.arch + k.format + dtype_name(k.type) + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / (k.format == "gguf" ? "m.gguf" : "hf")).string();
+  if (k.format == "gguf") save_gguf(c, w, path, k.type);
+  else save_hf(c, w, path, k.type);
+  auto m = Model::load(path);
+  const LayerMatrices& M = m->matrices().layers[0];
+  EXPECT_EQ(M.w_up.v.type, k.type);
+  EXPECT_EQ(M.w_up.owned, nullptr);  // a view into the mapped file
+
+  Model expanded(c, m->weights(), "expanded");
+  EXPECT_EQ(m->identity(), expanded.identity());
+  std::mt19937 g(5);
+  std::vector<int32_t> tokens(24);
+  for (auto& t : tokens) t = static_cast<int32_t>(g() % c.vocab_size);
+  const auto plan = m->full_plan();
+  const auto want = expanded.forward_all(tokens, plan);
+  double scale = 0;
+  for (float x : want) scale = std::max(scale, static_cast<double>(std::fabs(x)));
+  EXPECT_LE(max_abs_diff(m->forward_all(tokens, plan), want), 1e-5 * scale);
+  KVCache cache(c, static_cast<int64_t>(tokens.size()));
+  std::vector<float> decode;
+  for (int32_t t : tokens) {
+    auto row = m->forward_next({t}, plan, cache);
+    decode.insert(decode.end(), row.begin(), row.end());
+  }
+  EXPECT_LE(max_abs_diff(decode, want), 1e-4 * scale);
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Types, StoredTypes,
+    ::testing::Values(Case{"llama", "gguf", DType::Q8_0}, Case{"qwen3", "gguf", DType::Q8_0},
+                      Case{"qwen2", "gguf", DType::F16}, Case{"llama", "gguf", DType::BF16},
+                      Case{"qwen3", "hf", DType::BF16}, Case{"llama", "hf", DType::F16}),
+    [](const auto& info) { return info.param.arch + "_" + info.param.format + "_" + dtype_name(info.param.type); });
+
+}  // namespace
