@@ -85,15 +85,15 @@ void run(const WeightsOptions& o) {
   std::mt19937 rng(1);
   std::vector<int32_t> prompt(static_cast<size_t>(o.tokens));
   for (auto& t : prompt) t = static_cast<int32_t>(rng() % c.vocab_size);
-  KVCache cache(c, o.tokens + o.decode + 2);
   const auto plan = m->full_plan();
+  KVCache cache(c, plan, o.tokens + o.decode + 2);
   double t0 = now_s();
-  std::vector<float> logits = m->forward_next(prompt, plan, cache);
+  std::vector<float> logits = m->forward_next(prompt, cache);
   const double prefill_tps = o.tokens / (now_s() - t0);
   for (int s = 0; s < o.decode + 2; ++s) {  // two untimed steps first (page faults, thread pool)
     if (s == 2) t0 = now_s();
     const int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-    logits = m->forward_next({next}, plan, cache);
+    logits = m->forward_next({next}, cache);
   }
   const double decode_tps = o.decode / (now_s() - t0);
   const double read_gbs = decode_tps * ws.decode_bytes / 1e9;

@@ -56,10 +56,10 @@ TEST_P(QuantLogits, MatchLlamaCpp) {
     EXPECT_LE(d_exact, 1e-5);
     EXPECT_LE(d_native, 5e-2);
 
-    KVCache cache(m->config(), static_cast<int64_t>(tokens.size()));
+    KVCache cache(m->config(), m->full_plan(), static_cast<int64_t>(tokens.size()));
     std::vector<float> decode;
     for (int32_t t : tokens) {
-      std::vector<float> row = m->forward_next({t}, m->full_plan(), cache);
+      std::vector<float> row = m->forward_next({t}, cache);
       decode.insert(decode.end(), row.begin(), row.end());
     }
     const double d_decode = max_diff(decode, exact["sequences"][s]["logits"], V);

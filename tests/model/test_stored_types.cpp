@@ -56,10 +56,10 @@ TEST_P(StoredTypes, PackedWeightsGiveTheExpandedModelsLogits) {
   double scale = 0;
   for (float x : want) scale = std::max(scale, static_cast<double>(std::fabs(x)));
   EXPECT_LE(max_abs_diff(m->forward_all(tokens, plan), want), 1e-5 * scale);
-  KVCache cache(c, static_cast<int64_t>(tokens.size()));
+  KVCache cache(c, plan, static_cast<int64_t>(tokens.size()));
   std::vector<float> decode;
   for (int32_t t : tokens) {
-    auto row = m->forward_next({t}, plan, cache);
+    auto row = m->forward_next({t}, cache);
     decode.insert(decode.end(), row.begin(), row.end());
   }
   EXPECT_LE(max_abs_diff(decode, want), 1e-4 * scale);
