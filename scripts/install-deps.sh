@@ -3,7 +3,8 @@
 set -euo pipefail
 pkgs=(g++ cmake make pkg-config libopenblas-dev nlohmann-json3-dev libcli11-dev libpcre2-dev libfmt-dev libicu-dev
       libgtest-dev libgmock-dev libbenchmark-dev nodejs npm python3-torch python3-numpy
-      clang libclang-rt-14-dev)  # clang + libFuzzer: make fuzz (tests/fuzz)
+      clang libclang-rt-14-dev  # clang + libFuzzer: make fuzz (tests/fuzz)
+      libopenmpi-dev openmpi-bin)  # MPI: a search spread over ranks (docs/mpi.md)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

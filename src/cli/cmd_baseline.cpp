@@ -13,6 +13,7 @@
 #include "cli/experiment_options.h"
 #include "search/experiment.h"
 #include "util/error.h"
+#include "util/mpi_comm.h"
 
 namespace bosch::cli {
 namespace {
@@ -42,6 +43,7 @@ void run_baseline(BaselineCliOptions o) {
   prov["seconds"] = b.seconds;
   if (e.objective) prov["objective"] = e.objective->describe();
   const AttentionPlan plan = AttentionPlan::from_bits(e.info.n_layers, e.info.n_kv_heads, b.bits, o.exp.window, o.exp.sinks);
+  if (mpi::rank() != 0) return;  // the other ranks hold the same mask; rank 0 alone writes
   MaskFile::from_plan(plan, e.info, o.ratio, prov, o.exp.window, o.exp.sinks).save(o.out);
   std::fprintf(stderr, "baseline %s: %d/%zu heads SWA (W=%d, S=%d), %lld evaluations, %.2f s\n", method.c_str(),
                b.k, b.bits.size(), o.exp.window, o.exp.sinks, static_cast<long long>(b.evaluations), b.seconds);

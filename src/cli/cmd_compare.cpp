@@ -18,11 +18,13 @@
 #include "cli/experiment_options.h"
 #include "search/experiment.h"
 #include "search/compare.h"
+#include "search/distributed_objective.h"
 #include "search/memo_objective.h"
 #include "search/report.h"
 #include "search/simulated_compare.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/mpi_comm.h"
 
 namespace bosch::cli {
 
@@ -58,6 +60,7 @@ void run_simulated_compare_cli(const CompareCliOptions& o) {
   check(o.journal_dir.empty() && !o.resume, "--journal-dir/--resume: a simulator compare takes seconds per "
         "instance and keeps no journal");
   const search::SimulatedCompareResult r = search::run_simulated_compare(so);
+  if (mpi::rank() != 0) return;  // no model to split: every rank ran the same; rank 0 alone writes
   const std::string md = search::simulated_markdown(r);
   fmt::print("{}", md);
   nlohmann::json j = r.to_json();
@@ -97,7 +100,7 @@ void run_compare_cli(CompareCliOptions o) {
   const bool exact_metric = ts.exact_metric;
   const auto& to = ts.options;
   const std::vector<TaskSample>& test_samples = ts.samples;
-  search::ModelObjective test(*e.model, test_samples, to);
+  const std::unique_ptr<search::Objective> test = search::make_model_objective(*e.model, test_samples, to);
   std::fprintf(stderr, "compare: %zu calibration samples, %zu test samples, %zu methods x %zu ratios\n",
                e.calibration.samples.size(), test_samples.size(), methods.size(), ratios.size());
 
@@ -118,8 +121,8 @@ void run_compare_cli(CompareCliOptions o) {
   co.sinks = o.exp.sinks;
   co.journal_dir = o.journal_dir;
   co.resume = o.resume;
-  if (!co.journal_dir.empty()) std::filesystem::create_directories(co.journal_dir);
-  search::CompareResult r = search::run_compare(calib, test, runner, co);
+  if (!co.journal_dir.empty() && mpi::rank() == 0) std::filesystem::create_directories(co.journal_dir);
+  search::CompareResult r = search::run_compare(calib, *test, runner, co);
   r.exact_metric = exact_metric;
 
   nlohmann::json j = r.to_json();
@@ -137,6 +140,7 @@ void run_compare_cli(CompareCliOptions o) {
                    {"seed", o.exp.seed},
                    {"search", o.search.to_json()},
                    {"alpha", o.alpha}};
+  if (mpi::rank() != 0) return;  // the other ranks hold the same results; rank 0 alone writes
   fmt::print("{}\n{}\n{}\n", search::markdown_table(r), search::versus_markdown(r),
              search::turnover_markdown(search::head_turnover(r)));
   if (!o.json_out.empty()) write_file_atomic(o.json_out, j.dump(2) + "\n");

@@ -10,7 +10,9 @@
 #include "masks/mask_file.h"
 #include "search/experiment.h"
 #include "search/bosch_search.h"
+#include "search/distributed_objective.h"
 #include "util/error.h"
+#include "util/mpi_comm.h"
 
 namespace bosch::cli {
 namespace {
@@ -66,6 +68,9 @@ void run_search(SearchCliOptions o) {
   prov["journal"] = eo.journal_path;
   const AttentionPlan plan = AttentionPlan::from_bits(info.n_layers, info.n_kv_heads, r.bits,
                                                       window, sinks);
+  if (mpi::rank() != 0) return;  // the other ranks hold the same result; rank 0 alone writes
+  if (const auto* d = dynamic_cast<const search::DistributedObjective*>(objective))
+    std::fprintf(stderr, "search: %s\n", d->summary().c_str());
   MaskFile::from_plan(plan, info, o.search.ratio, prov, window, sinks).save(o.out);
 
   const auto j = r.to_json();

@@ -2,9 +2,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <unistd.h>
 
 #include "cli/command.h"
 #include "util/error.h"
+#include "util/mpi_comm.h"
 
 namespace bosch::cli {
 
@@ -22,7 +27,25 @@ std::string resolve_model(const std::string& arg) { return arg.empty() ? default
 
 }  // namespace bosch::cli
 
+namespace {
+
+// Under MPI (several ranks) an error on any rank ends the whole job: the other ranks may be
+// waiting for this one. Rank 0 prints as before; other ranks name themselves.
+int fail_run(int code, const std::string& kind, const char* what) {
+  const int r = bosch::mpi::rank();
+  const bool named = r == 0 || std::string_view(what).starts_with("MPI rank");
+  const std::string msg = named ? fmt::format("bosch: {}: {}\n", kind, what)
+                                : fmt::format("bosch: MPI rank {}: {}: {}\n", r, kind, what);
+  [[maybe_unused]] const ssize_t w = ::write(bosch::mpi::error_fd(), msg.data(), msg.size());
+  if (bosch::mpi::distributed()) bosch::mpi::abort(code);
+  bosch::mpi::finalize();
+  return code;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  bosch::mpi::init(&argc, &argv);
   CLI::App app{"bosch: turn most attention heads of an LLM into sliding-window attention, "
                "chosen by black-box search, and measure what it costs"};
   app.require_subcommand(1);
@@ -32,13 +55,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);  // every rank parses the same flags: all end here together
+    bosch::mpi::finalize();
+    return code;
   } catch (const bosch::Error& e) {
-    std::fprintf(stderr, "bosch: error: %s\n", e.what());
-    return 1;
+    return fail_run(1, "error", e.what());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "bosch: internal error: %s\n", e.what());
-    return 2;
+    return fail_run(2, "internal error", e.what());
   }
+  bosch::mpi::finalize();
   return 0;
 }

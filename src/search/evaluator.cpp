@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "util/error.h"
+#include "util/mpi_comm.h"
 #include "util/progress.h"
 
 namespace bosch::search {
@@ -29,10 +30,11 @@ Evaluator::Evaluator(Objective& obj, EvaluatorOptions opt) : obj_(obj), opt_(std
   header["objective"] = obj_.describe();
   header["n_layers"] = obj_.n_layers();
   header["n_heads"] = obj_.n_heads();
+  const bool writer = mpi::rank() == 0;  // under MPI the other ranks take the same decisions silently
   if (opt_.resume) {
     check(!opt_.journal_path.empty(), "--resume needs a journal file");
-    journal_ = Journal::resume(opt_.journal_path, header, n_bits(), replay_);
-  } else if (!opt_.journal_path.empty()) {
+    journal_ = Journal::resume(opt_.journal_path, header, n_bits(), replay_, writer);
+  } else if (!opt_.journal_path.empty() && writer) {
     journal_ = Journal::create(opt_.journal_path, header);
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "search/distributed_objective.h"
 #include "search/simulated_compare.h"
 #include "search/simulator.h"
 #include "search/synthetic_objective.h"
@@ -72,7 +73,9 @@ Experiment make_experiment(const ExperimentOptions& o, bool need_calibration) {
   mo.description = e.calibration.description;
   std::fprintf(stderr, "calibration: %zu samples (%s)\n", e.calibration.samples.size(),
                e.calibration.description.c_str());
-  e.objective = std::make_unique<ModelObjective>(*e.model, e.calibration.samples, mo);
+  e.objective = make_model_objective(*e.model, e.calibration.samples, mo);
+  if (const auto* d = dynamic_cast<const DistributedObjective*>(e.objective.get()))
+    std::fprintf(stderr, "calibration: split over %s\n", d->summary().c_str());
   return e;
 }
 

@@ -39,7 +39,8 @@ struct Experiment {
   std::unique_ptr<Tokenizer> tokenizer;
   MaskModelInfo info;                         // synthetic: arch "synthetic", identity = describe()
   Calibration calibration;                    // samples of the calibration split
-  std::unique_ptr<ModelObjective> objective;  // over calibration.samples (copied)
+  std::unique_ptr<Objective> objective;       // over calibration.samples (copied; this rank's shard
+                                              // of them under MPI: distributed_objective.h)
   ModelObjectiveOptions objective_options;
   std::unique_ptr<Objective> synthetic;       // synthetic specs: the objective itself
   // The objective a search evaluates (the model's or the synthetic one); Error when none was built.

@@ -93,7 +93,7 @@ Journal Journal::create(const std::string& path, const nlohmann::json& config) {
 }
 
 Journal Journal::resume(const std::string& path, const nlohmann::json& config, size_t n_bits,
-                        std::vector<JournalEntry>& entries) {
+                        std::vector<JournalEntry>& entries, bool append) {
   const std::string text = read_file(path);
   entries.clear();
   size_t pos = 0, complete_end = 0;
@@ -146,6 +146,7 @@ Journal Journal::resume(const std::string& path, const nlohmann::json& config, s
     complete_end = pos;
   }
   check(line_no >= 1, "journal {}: no complete header line; start a new search instead", path);
+  if (!append) return {};
   if (complete_end < text.size())
     check(::truncate(path.c_str(), static_cast<off_t>(complete_end)) == 0,
           "journal {}: cannot drop the partial last line: {}", path, std::strerror(errno));

@@ -32,9 +32,10 @@ class Journal {
   // Starts a new journal at `path` (replacing any file there) with this header config.
   static Journal create(const std::string& path, const nlohmann::json& config);
   // Reads an existing journal, checks its header against `config` (Error naming the first
-  // differing field), drops a partial last line, and reopens it for appending.
+  // differing field), drops a partial last line, and reopens it for appending; with
+  // `append` false (MPI ranks other than 0) only reads it: the file is left alone.
   static Journal resume(const std::string& path, const nlohmann::json& config, size_t n_bits,
-                        std::vector<JournalEntry>& entries);
+                        std::vector<JournalEntry>& entries, bool append = true);
   Journal() = default;
   Journal(Journal&& o) noexcept;
   Journal& operator=(Journal&& o) noexcept;

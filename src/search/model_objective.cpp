@@ -92,7 +92,7 @@ double ModelObjective::mean_kl(size_t sample, const float* hidden) const {
   return std::max(0.0, kl / static_cast<double>(answer_rows_[sample].size()));
 }
 
-RawScore ModelObjective::evaluate(const HeadBits& swa) {
+std::vector<SampleResult> ModelObjective::evaluate_samples(const HeadBits& swa) {
   check(swa.size() == static_cast<size_t>(L_) * H_, "search objective: mask of {} bits, expected {}",
         swa.size(), static_cast<size_t>(L_) * H_);
   const AttentionPlan plan = AttentionPlan::from_bits(L_, H_, swa, opt_.window, opt_.sinks);
@@ -107,8 +107,7 @@ RawScore ModelObjective::evaluate(const HeadBits& swa) {
   // ones first: more candidates share them).
   const int n_keep = opt_.use_cache ? cache_.make_room(L_ - 1 - start, swa, start) : 0;
   std::vector<std::vector<float>> keep(n_keep, std::vector<float>(embedded_.size()));
-  double exact = 0, logprob = 0, kl_sum = 0;
-  std::vector<double> per_sample;
+  std::vector<SampleResult> out;
   std::vector<float> h;
   for (size_t i = 0; i < samples_.size(); ++i) {
     const int n = layout_.n_tokens[i];
@@ -125,30 +124,41 @@ RawScore ModelObjective::evaluate(const HeadBits& swa) {
     stats_.layer_work += (L_ - 1 - start) + m_.layer_share_of_rows(n, row0);
     const SampleScore sc = score_sample_from_hidden(m_, h.data(), samples_[i]);
     const double kl = opt_.kl_weight > 0 ? mean_kl(i, h.data()) : 0.0;
-    exact += sc.score;
-    logprob += sc.mean_logprob;
-    kl_sum += kl;
-    per_sample.push_back(opt_.exact_weight * sc.score + opt_.logprob_weight * sc.mean_logprob - opt_.kl_weight * kl);
+    out.push_back({sc.score, sc.mean_logprob, kl,
+                   opt_.exact_weight * sc.score + opt_.logprob_weight * sc.mean_logprob - opt_.kl_weight * kl});
   }
   for (int k = 0; k < n_keep; ++k) cache_.store(start + 1 + k, swa, std::move(keep[k]));
-  const double ns = static_cast<double>(samples_.size());
   stats_.layer_forwards_naive += static_cast<int64_t>(L_) * static_cast<int64_t>(samples_.size());
   ++stats_.evaluations;
+  return out;
+}
+
+RawScore combine_samples(const std::vector<SampleResult>& s, const ModelObjectiveOptions& opt) {
+  double exact = 0, logprob = 0, kl_sum = 0;
   RawScore r;
+  for (const SampleResult& x : s) {
+    exact += x.exact;
+    logprob += x.logprob;
+    kl_sum += x.kl;
+    r.per_sample.push_back(x.value);
+  }
+  const double ns = static_cast<double>(s.size());
   r.exact_rate = exact / ns;
   r.mean_logprob = logprob / ns;
-  r.value = opt_.exact_weight * r.exact_rate + opt_.logprob_weight * r.mean_logprob - opt_.kl_weight * (kl_sum / ns);
-  r.per_sample = std::move(per_sample);
+  r.value = opt.exact_weight * r.exact_rate + opt.logprob_weight * r.mean_logprob - opt.kl_weight * (kl_sum / ns);
   return r;
 }
 
-std::string ModelObjective::describe() const {
+std::string describe_model_objective(const Model& m, const std::vector<TaskSample>& samples,
+                                     const ModelObjectiveOptions& opt) {
   size_t tokens = 0;
-  for (int n : layout_.n_tokens) tokens += n;
-  const std::string kl = opt_.kl_weight > 0 ? fmt::format(" - {}*KL(full||mask)", opt_.kl_weight) : "";
+  for (const auto& s : samples) tokens += s.n_tokens() - 1;  // the inputs: the last token is never one
+  const std::string kl = opt.kl_weight > 0 ? fmt::format(" - {}*KL(full||mask)", opt.kl_weight) : "";
   return fmt::format("model {} | {} samples, {} tokens | {} | W={} S={} | S = {}*exact + {}*logprob{}",
-                     m_.identity(), samples_.size(), tokens, opt_.description, opt_.window,
-                     opt_.sinks, opt_.exact_weight, opt_.logprob_weight, kl);
+                     m.identity(), samples.size(), tokens, opt.description, opt.window, opt.sinks,
+                     opt.exact_weight, opt.logprob_weight, kl);
 }
+
+std::string ModelObjective::describe() const { return describe_model_objective(m_, samples_, opt_); }
 
 }  // namespace bosch::search

@@ -33,12 +33,28 @@ struct ModelObjectiveOptions {
   std::string description;                  // what the samples are (journal header)
 };
 
+// One sample's scores under a candidate: `value` is its share of S (RawScore::per_sample).
+struct SampleResult {
+  double exact = 0, logprob = 0, kl = 0, value = 0;
+};
+// The RawScore of per-sample results given in sample order. The one place the means are summed,
+// so a run that gathers the results of sample shards (search/distributed_objective.h) gets the
+// bits one process gets.
+RawScore combine_samples(const std::vector<SampleResult>& s, const ModelObjectiveOptions& opt);
+// The journal description of a model objective over `samples`.
+std::string describe_model_objective(const Model& m, const std::vector<TaskSample>& samples,
+                                     const ModelObjectiveOptions& opt);
+
 class ModelObjective : public Objective {
  public:
   ModelObjective(const Model& m, std::vector<TaskSample> samples, ModelObjectiveOptions opt);
   int n_layers() const override { return L_; }
   int n_heads() const override { return H_; }
-  RawScore evaluate(const HeadBits& swa) override;
+  RawScore evaluate(const HeadBits& swa) override {
+    return combine_samples(evaluate_samples(swa), opt_);
+  }
+  // Each sample's result, in sample order (counted in stats() as one evaluation).
+  std::vector<SampleResult> evaluate_samples(const HeadBits& swa);
   std::string describe() const override;
   ObjectiveStats stats() const override { return stats_; }
 
