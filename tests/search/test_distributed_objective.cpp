@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "model/model.h"
+#include "random_samples.h"
 #include "search/distributed_objective.h"
 #include "search/rng.h"
 #include "util/error.h"
@@ -20,23 +21,7 @@ const std::string kModel = std::string(BOSCH_SOURCE_DIR) + "/models/default";
 
 // Random-token samples of various lengths with two answers each (no tokenizer needed).
 std::vector<TaskSample> random_samples(int n, uint64_t seed, int vocab) {
-  Rng rng(seed);
-  std::vector<TaskSample> out;
-  for (int i = 0; i < n; ++i) {
-    TaskSample s;
-    s.seed = i;
-    const int len = 30 + 17 * (i % 4);
-    for (int t = 0; t < len; ++t) s.prompt_ids.push_back(static_cast<int>(rng.below(vocab)));
-    for (int t = 0; t < 5; ++t) s.continuation_ids.push_back(static_cast<int>(rng.below(vocab)));
-    TaskAnswer a, b;
-    a.ids = {s.continuation_ids.begin(), s.continuation_ids.begin() + 2};
-    a.begin = 0;
-    b.ids = {s.continuation_ids.begin() + 3, s.continuation_ids.end()};
-    b.begin = 3;
-    s.answers = {a, b};
-    out.push_back(s);
-  }
-  return out;
+  return bosch::search::testing::two_answer_samples(n, seed, vocab, 0, -1, [](int i) { return 30 + 17 * (i % 4); });
 }
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }

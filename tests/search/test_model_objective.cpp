@@ -8,6 +8,7 @@
 #include "search/bosch_search.h"
 #include "search/model_objective.h"
 #include "search/rng.h"
+#include "random_samples.h"
 #include "tasks/scoring.h"
 
 using namespace bosch;
@@ -22,25 +23,9 @@ std::unique_ptr<Model> load_or_skip() {
   return Model::load(kModel);
 }
 
-// Random-token samples with two answers each (no tokenizer needed).
+// Random-token samples with two answers each: BOS, then tokens above the special ids.
 std::vector<TaskSample> random_samples(int n, int prompt_len, uint64_t seed, int vocab) {
-  Rng rng(seed);
-  std::vector<TaskSample> out;
-  for (int i = 0; i < n; ++i) {
-    TaskSample s;
-    s.seed = i;
-    s.prompt_ids.push_back(1);
-    for (int t = 1; t < prompt_len; ++t) s.prompt_ids.push_back(3 + static_cast<int>(rng.below(vocab - 3)));
-    for (int t = 0; t < 5; ++t) s.continuation_ids.push_back(3 + static_cast<int>(rng.below(vocab - 3)));
-    TaskAnswer a, b;
-    a.ids = {s.continuation_ids.begin(), s.continuation_ids.begin() + 2};
-    a.begin = 0;
-    b.ids = {s.continuation_ids.begin() + 3, s.continuation_ids.end()};
-    b.begin = 3;
-    s.answers = {a, b};
-    out.push_back(s);
-  }
-  return out;
+  return bosch::search::testing::two_answer_samples(n, seed, vocab, 3, 1, [&](int) { return prompt_len; });
 }
 
 }  // namespace
