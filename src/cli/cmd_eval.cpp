@@ -66,15 +66,8 @@ nlohmann::ordered_json settings_json(const EvalOptions& o, const Model& m, const
 
 void run_niah(const EvalOptions& o, const Model& m, const Tokenizer& tok, const std::string& path,
               const AttentionPlan& plan, const std::string& mask_desc) {
-  NiahOptions no;
-  no.families = parse_niah_suite(o.suite);
-  no.lengths = o.lengths;
-  no.depths = depth_grid(o.depths);
-  no.samples = o.samples;
-  no.seed = o.seed;
-  no.split = parse_split(o.split);
-  no.text_haystack = Haystack::from_arg(o.haystack);
-  no.chat = chat_wrap_for(tok, !o.no_chat);
+  const NiahOptions no = niah_options(o.suite, o.lengths, o.depths, o.samples, o.seed, parse_split(o.split),
+                                      o.haystack, chat_wrap_for(tok, !o.no_chat));
   for (int len : o.lengths)
     if (m.config().max_context > 0 && len > m.config().max_context)
       std::fprintf(stderr, "bosch: warning: length %d exceeds the model's context of %d\n", len, m.config().max_context);

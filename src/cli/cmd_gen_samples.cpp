@@ -33,15 +33,8 @@ void run_gen(const GenOptions& o) {
   check(!o.train || split == Split::train, "gen --train writes training text: --split must be train, got {}", split_arg);
 
   auto tok = load_tokenizer(resolve_model(o.model));
-  NiahOptions no;
-  no.families = parse_niah_suite(o.suite);
-  no.lengths = o.lengths;
-  no.depths = depth_grid(o.depths);
-  no.samples = o.samples;
-  no.seed = o.seed;
-  no.split = split;
-  no.text_haystack = Haystack::from_arg(o.haystack);
-  no.chat = chat_wrap_for(*tok, !o.no_chat);
+  const NiahOptions no = niah_options(o.suite, o.lengths, o.depths, o.samples, o.seed, split, o.haystack,
+                                      chat_wrap_for(*tok, !o.no_chat));
   std::string out;
   size_t n = 0;
   for (const auto& s : generate_niah(*tok, no)) {

@@ -19,17 +19,9 @@ namespace {
 
 Calibration niah_calibration(const Tokenizer& tok, const CalibrationOptions& o,
                              const std::string& suite) {
-  NiahOptions no;
-  no.families = parse_niah_suite(suite);
-  no.lengths = o.lengths;
-  no.depths = depth_grid(o.depths);
-  no.samples = o.samples;
-  no.seed = o.seed;
-  no.split = Split::calib;
-  no.text_haystack = Haystack::from_arg(o.haystack);
-  no.chat = chat_wrap_for(tok, o.chat);
   Calibration c;
-  c.samples = generate_niah(tok, no);
+  c.samples = generate_niah(tok, niah_options(suite, o.lengths, o.depths, o.samples, o.seed, Split::calib,
+                                              o.haystack, chat_wrap_for(tok, o.chat)));
   c.description = fmt::format("{} calib lengths {} depths {} samples {} seed {} haystack {}", suite,
                               fmt::join(o.lengths, ","), o.depths, o.samples, o.seed, o.haystack);
   return c;

@@ -110,7 +110,9 @@ std::vector<std::string> compare_methods(const ObjectiveSpec& spec, const std::s
   if (spec.kind == ObjectiveKind::simulator) {
     if (all) {
       std::erase_if(out, [](const std::string& m) { return needs_model_weights(m); });
-      out.insert(out.begin() + 4, "bosch-multi");  // a simulated evaluation costs microseconds
+      // After the last search method of "all": a simulated evaluation costs microseconds.
+      const auto last_search = std::find_if(out.rbegin(), out.rend(), is_search_method);
+      out.insert(last_search.base(), "bosch-multi");
     }
     return out;  // run_simulated_compare refuses a named method that reads weights
   }
@@ -177,16 +179,8 @@ std::vector<TaskSample> niah_test_samples(const Tokenizer& tok, const Experiment
                                           uint64_t seed) {
   const ObjectiveSpec spec = parse_objective_spec(o.calib.objective);
   check_test_objective(spec, "");
-  NiahOptions no;
-  no.families = parse_niah_suite(o.calib.objective);
-  no.lengths = lengths;
-  no.depths = depth_grid(depths);
-  no.samples = samples;
-  no.seed = seed;
-  no.split = Split::test;
-  no.text_haystack = Haystack::from_arg(o.calib.haystack);
-  no.chat = chat_wrap_for(tok, o.chat);
-  return generate_niah(tok, no);
+  return generate_niah(tok, niah_options(o.calib.objective, lengths, depths, samples, seed, Split::test,
+                                         o.calib.haystack, chat_wrap_for(tok, o.chat)));
 }
 
 }  // namespace bosch::search

@@ -290,6 +290,21 @@ int niah_auto_length(const Tokenizer& tok, const std::vector<NiahFamily>& famili
        "haystack); give --lengths", max_length, longest, need, room);
 }
 
+NiahOptions niah_options(const std::string& suite, const std::vector<int>& lengths, int depths,
+                         int samples, uint64_t seed, Split split, const std::string& haystack,
+                         const ChatWrap& chat) {
+  NiahOptions no;
+  no.families = parse_niah_suite(suite);
+  no.lengths = lengths;
+  no.depths = depth_grid(depths);
+  no.samples = samples;
+  no.seed = seed;
+  no.split = split;
+  no.text_haystack = Haystack::from_arg(haystack);
+  no.chat = chat;
+  return no;
+}
+
 std::vector<TaskSample> generate_niah(const Tokenizer& tok, const NiahOptions& opt) {
   check(opt.samples >= 1, "--samples: expected at least 1, got {}", opt.samples);
   std::vector<TaskSample> out;

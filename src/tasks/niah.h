@@ -55,6 +55,12 @@ struct NiahOptions {
   ChatWrap chat;
 };
 
+// Options from the flags every NIAH command takes (suite "niah" or "niah:FAMILY,..."; depths:
+// how many evenly spaced; haystack as in Haystack::from_arg), so they are filled in one place.
+NiahOptions niah_options(const std::string& suite, const std::vector<int>& lengths, int depths,
+                         int samples, uint64_t seed, Split split, const std::string& haystack,
+                         const ChatWrap& chat);
+
 // The seed of one sample; distinct for every (seed, split, family, length, depth, index).
 uint64_t niah_sample_seed(uint64_t seed, Split split, NiahFamily f, int length, double depth,
                           int index);
