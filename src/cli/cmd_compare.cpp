@@ -98,7 +98,8 @@ void run_compare_cli(CompareCliOptions o) {
   search::TestSet ts = search::make_test_set(e, o.exp, tso);
   const std::vector<int>& test_lengths = ts.lengths;
   const bool exact_metric = ts.exact_metric;
-  const auto& to = ts.options;
+  search::ModelObjectiveOptions to = ts.options;
+  to.progress_label = "compare: test score";
   const std::vector<TaskSample>& test_samples = ts.samples;
   const std::unique_ptr<search::Objective> test = search::make_model_objective(*e.model, test_samples, to);
   std::fprintf(stderr, "compare: %zu calibration samples, %zu test samples, %zu methods x %zu ratios\n",

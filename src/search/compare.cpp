@@ -151,7 +151,11 @@ PairedInterval paired_bootstrap(const std::vector<double>& a, const std::vector<
 
 std::vector<NamedRanking> static_start_rankings(BaselineRunner& baselines, const std::vector<std::string>& names) {
   std::vector<NamedRanking> out;
-  for (const auto& n : names) out.push_back({n, baselines.importance(n)});
+  Progress progress("start rankings", names.size());  // attention statistics: a pass over the calibration
+  for (const auto& n : names) {
+    out.push_back({n, baselines.importance(n)});
+    progress.add(1, n);
+  }
   return out;
 }
 

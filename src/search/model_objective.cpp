@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "kernels/ops.h"
 #include "model/attention_plan.h"
 #include "tasks/scoring.h"
 #include "util/error.h"
+#include "util/progress.h"
 
 namespace bosch::search {
 
@@ -109,6 +111,8 @@ std::vector<SampleResult> ModelObjective::evaluate_samples(const HeadBits& swa) 
   std::vector<std::vector<float>> keep(n_keep, std::vector<float>(embedded_.size()));
   std::vector<SampleResult> out;
   std::vector<float> h;
+  std::optional<Progress> progress;
+  if (!opt_.progress_label.empty()) progress.emplace(opt_.progress_label, samples_.size());
   for (size_t i = 0; i < samples_.size(); ++i) {
     const int n = layout_.n_tokens[i];
     const size_t rows = static_cast<size_t>(n) * d_;
@@ -126,6 +130,7 @@ std::vector<SampleResult> ModelObjective::evaluate_samples(const HeadBits& swa) 
     const double kl = opt_.kl_weight > 0 ? mean_kl(i, h.data()) : 0.0;
     out.push_back({sc.score, sc.mean_logprob, kl,
                    opt_.exact_weight * sc.score + opt_.logprob_weight * sc.mean_logprob - opt_.kl_weight * kl});
+    if (progress) progress->add(1);
   }
   for (int k = 0; k < n_keep; ++k) cache_.store(start + 1 + k, swa, std::move(keep[k]));
   stats_.layer_forwards_naive += static_cast<int64_t>(L_) * static_cast<int64_t>(samples_.size());

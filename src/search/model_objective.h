@@ -31,6 +31,9 @@ struct ModelObjectiveOptions {
   int64_t cache_bytes = int64_t(8) << 30;  // cached hidden states, all samples together
   bool use_cache = true;                    // false: recompute every candidate from layer 0
   std::string description;                  // what the samples are (journal header)
+  // Non-empty: each evaluation shows per-sample progress under this label (a compare's test
+  // set: dozens of long samples per mask; a search's own stages show their progress instead).
+  std::string progress_label;
 };
 
 // One sample's scores under a candidate: `value` is its share of S (RawScore::per_sample).

@@ -51,15 +51,19 @@ void Progress::draw(bool force) {
   std::string line = fmt::format("{}{} {}/{} ({:.0f}%) {:.1f}/s elapsed {} eta {} {}", tty_ ? "\r" : "", label_, done_,
                                  total_, total_ ? 100.0 * done_ / total_ : 100.0, rate,
                                  fmt_seconds(el), fmt_seconds(eta), note_);
-  if (tty_) std::fprintf(stderr, "%-100s", line.c_str());
-  else std::fprintf(stderr, "%s\n", line.c_str());
+  if (tty_) {
+    std::fprintf(stderr, "%-100s", line.c_str());
+  } else {
+    std::fprintf(stderr, "%s\n", line.c_str());
+    printed_ = done_;
+  }
   std::fflush(stderr);
 }
 
 void Progress::finish() {
   if (finished_) return;
   finished_ = true;
-  if (quiet_) return;
+  if (quiet_ || (!tty_ && printed_ == done_)) return;
   draw(true);
   if (tty_) std::fprintf(stderr, "\n");
 }

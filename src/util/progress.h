@@ -4,6 +4,7 @@
 #pragma once
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace bosch {
@@ -31,6 +32,7 @@ class Progress {
   void draw(bool force);
   std::string label_;
   size_t total_, done_ = 0;
+  size_t printed_ = SIZE_MAX;  // done_ of the last plain line (a pipe gets no repeated last line)
   std::string note_;
   std::chrono::steady_clock::time_point start_, last_;
   bool finished_ = false, quiet_, tty_;
