@@ -7,7 +7,9 @@
 # summary.md: test S^ per size, bosch-plus against the best baseline of its own size and
 # against bosch-plus at the default size (paired bootstrap over test samples), and the cost.
 #   scripts/calib_size_study.sh [BOSCH_BINARY]   (SEED=0 by default; DEPTHS="1 3 8" to choose,
-#   KEEP=1 to reuse finished sizes; about 25 minutes per seed for 1,3,8 on an idle 2-core machine)
+#   KEEP=1 to reuse finished sizes, e.g. a d3.json copied from the compare table of the same seed
+#   or from the objective study, which ran the same settings; a run without gate is compared
+#   with ablation alone; about 25 minutes per seed for 1,3,8 on an idle 2-core machine)
 set -euo pipefail
 BOSCH=$(realpath "${1:-build/bosch}")
 cd "$(dirname "$0")/.."
@@ -50,11 +52,12 @@ print("|---|---|---|---|---|---|---|---|---|---|---|")
 for r in first["ratios"]:
     for d in sizes:
         b = row(d, "bosch-plus", r)
-        g, a = row(d, "gate", r), row(d, "ablation", r)
-        best = g if g["normalized"] >= a["normalized"] else a
+        base = [x for x in runs[d]["results"] if x["ratio"] == r and x["method"] in ("gate", "ablation")]
+        best = max(base, key=lambda x: x["normalized"])
+        g, a = ({x["method"]: f"{x['normalized']:.3f}" for x in base}.get(m, "-") for m in ("gate", "ablation"))
         vs_default = "(reference)" if d == default else ci(b["test_per_sample"], row(default, "bosch-plus", r)["test_per_sample"], scale)
         print(f"| {r} | {d} | {runs[d]['settings']['calibration_samples']} | {b['calibration_normalized']:.3f} | "
-              f"{b['normalized']:.3f} | {g['normalized']:.3f} | {a['normalized']:.3f} | "
+              f"{b['normalized']:.3f} | {g} | {a} | "
               f"{ci(b['test_per_sample'], best['test_per_sample'], scale)} vs {best['method']} | {vs_default} | "
               f"{b['evaluations']} | {b['seconds']:.0f} |")
 PY
