@@ -38,6 +38,9 @@ std::string heatmap_color(double v, double vmin, double vmax, ColorScale scale) 
   if (scale == ColorScale::red_yellow_green) {
     const Rgb red{215, 48, 39}, yellow{254, 224, 139}, green{26, 152, 80};
     c = t < 0.5 ? lerp(red, yellow, t * 2) : lerp(yellow, green, (t - 0.5) * 2);
+  } else if (scale == ColorScale::blue_white_red) {
+    const Rgb blue{33, 102, 172}, white{255, 255, 255}, red{178, 24, 43};
+    c = t < 0.5 ? lerp(blue, white, t * 2) : lerp(white, red, (t - 0.5) * 2);
   } else {
     c = lerp(Rgb{255, 255, 255}, Rgb{8, 48, 107}, t);
   }

@@ -10,6 +10,7 @@ namespace bosch {
 enum class ColorScale {
   red_yellow_green,  // low red, middle yellow, high green (NIAH score pictures)
   white_blue,        // low white, high dark blue (masks: 1 = SWA)
+  blue_white_red,    // diverging: low blue, middle white, high red (signed interactions)
 };
 
 struct Heatmap {
