@@ -67,8 +67,8 @@ first = runs[sizes[0]]
 ref = first["references"]
 scale = ref["full"]["raw_score"] - ref["all_swa"]["raw_score"]
 metric = ("exact match + 0.01 answer log-probability" if prefix == "d" else "mean log-probability of the scored tokens")
-print(f"Search seed {first['settings']['seed']} (calibration samples drawn with the same seed); test: "
-      f"{first['settings']['test']} (the same for every size). Test S^ = {metric}, "
+print(f"Search seed {first['settings']['seed']} (calibration samples drawn with the same seed); "
+      f"{first['settings']['test']} (the same test set for every size). Test S^ = {metric}, "
       "normalised; differences paired over test samples, 95% bootstrap interval "
       "(10000 resamples). Seconds: wall clock of the bosch-plus search on a 2-core machine.\n")
 print(f"| ratio | {knob} | calib samples | bosch-plus calib S^ | bosch-plus test S^ | gate | ablation | "
