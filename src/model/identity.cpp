@@ -34,9 +34,18 @@ std::string model_identity(const ModelConfig& c, const ModelMatrices& mats) {
   int dims[] = {c.n_layers, c.d_model, c.n_heads, c.n_kv_heads, c.head_dim, c.d_ff, c.vocab_size};
   h = fnv1a(h, dims, sizeof dims);
   h = fnv1a(h, c.arch.data(), c.arch.size());
+  if (c.is_moe()) {  // dense models: nothing here, as before MoE
+    int moe[] = {c.n_expert, c.n_expert_used, c.d_ff_expert, c.norm_topk_prob ? 1 : 0};
+    h = fnv1a(h, moe, sizeof moe);
+  }
   h = hash_tensor(h, mats.tok_embd.v);
-  for (const auto& M : mats.layers)
+  for (const auto& M : mats.layers) {
     for (const auto* t : {&M.wq, &M.wk, &M.wv, &M.wo, &M.w_gate, &M.w_up, &M.w_down}) h = hash_tensor(h, t->v);
+    if (M.experts.router.empty()) continue;  // dense layers: the hash of the versions before MoE
+    h = hash_tensor(h, M.experts.router.v);
+    for (size_t e = 0; e < M.experts.gate.size(); ++e)
+      for (const auto* t : {&M.experts.gate[e], &M.experts.up[e], &M.experts.down[e]}) h = hash_tensor(h, t->v);
+  }
   return fmt::format("{:016x}", h);
 }
 

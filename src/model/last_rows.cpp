@@ -35,8 +35,8 @@ void Model::forward_last_rows(int l, float* hidden, int n, int row0, const Atten
 double Model::layer_share_of_rows(int n, int row0) const {
   // Multiply-adds of a layer with all n rows vs with outputs only for rows row0.. (K/V projections
   // still take every row); attention counted over a causal triangle of full heads.
-  const double d = cfg_.d_model, hd = cfg_.head_dim, nh = cfg_.n_heads, nkv = cfg_.n_kv_heads, ff = cfg_.d_ff;
-  const double kv = 2 * d * nkv * hd, per_row = 2 * d * nh * hd + 3 * d * ff;
+  const double d = cfg_.d_model, hd = cfg_.head_dim, nh = cfg_.n_heads, nkv = cfg_.n_kv_heads;
+  const double kv = 2 * d * nkv * hd, per_row = 2 * d * nh * hd + cfg_.ffn_macs_per_token();
   auto attn = [&](double first, double last) {  // sum of visible keys for query rows [first, last)
     return (last * (last + 1) - first * (first + 1)) / 2 * 2 * hd * nh;
   };

@@ -86,26 +86,56 @@ const ModelWeights& Model::weights() const {
       auto& L = out->layers[l];
       L.wq = floats(M.wq), L.wk = floats(M.wk), L.wv = floats(M.wv), L.wo = floats(M.wo);
       L.w_gate = floats(M.w_gate), L.w_up = floats(M.w_up), L.w_down = floats(M.w_down);
+      if (M.experts.router.empty()) continue;
+      L.w_router = floats(M.experts.router);
+      auto stacked = [&](const std::vector<WeightMatrix>& ex) {
+        std::vector<float> all;
+        for (const auto& e : ex) {
+          const auto f = floats(e);
+          all.insert(all.end(), f.begin(), f.end());
+        }
+        return all;
+      };
+      L.w_gate_exps = stacked(M.experts.gate), L.w_up_exps = stacked(M.experts.up);
+      L.w_down_exps = stacked(M.experts.down);
     }
     expanded_ = std::move(out);
   });
   return *expanded_;
 }
 
+namespace {
+
+// Every linear weight (the experts of MoE layers too; the empty dense MLP of those left out).
+std::vector<const WeightMatrix*> all_matrices(const ModelMatrices& mats) {
+  std::vector<const WeightMatrix*> all = {&mats.tok_embd};
+  if (!mats.lm_head.empty()) all.push_back(&mats.lm_head);
+  for (const auto& M : mats.layers) {
+    for (const auto* t : {&M.wq, &M.wk, &M.wv, &M.wo, &M.w_gate, &M.w_up, &M.w_down})
+      if (!t->empty()) all.push_back(t);
+    if (M.experts.router.empty()) continue;
+    all.push_back(&M.experts.router);
+    for (const auto* ex : {&M.experts.gate, &M.experts.up, &M.experts.down})
+      for (const auto& e : *ex) all.push_back(&e);
+  }
+  return all;
+}
+
+}  // namespace
+
 size_t Model::matrix_bytes() const {
-  size_t b = mats_.tok_embd.v.bytes() + (mats_.lm_head.empty() ? 0 : mats_.lm_head.v.bytes());
-  for (const auto& M : mats_.layers)
-    for (const auto* t : {&M.wq, &M.wk, &M.wv, &M.wo, &M.w_gate, &M.w_up, &M.w_down}) b += t->v.bytes();
+  size_t b = 0;
+  for (const WeightMatrix* m : all_matrices(mats_)) b += m->v.bytes();
   return b;
 }
 
 Model::WeightSummary Model::weight_summary() const {
   WeightSummary ws;
-  std::vector<const WeightMatrix*> all = {&mats_.tok_embd};
-  if (!mats_.lm_head.empty()) all.push_back(&mats_.lm_head);
+  size_t expert_bytes = 0;  // a decode step reads n_expert_used of n_expert experts per layer
   for (const auto& M : mats_.layers)
-    for (const auto* t : {&M.wq, &M.wk, &M.wv, &M.wo, &M.w_gate, &M.w_up, &M.w_down}) all.push_back(t);
-  for (const WeightMatrix* m : all) {
+    for (const auto* ex : {&M.experts.gate, &M.experts.up, &M.experts.down})
+      for (const auto& e : *ex) expert_bytes += e.v.bytes();
+  for (const WeightMatrix* m : all_matrices(mats_)) {
     const std::string name = dtype_name(m->v.type);
     auto it = std::find_if(ws.types.begin(), ws.types.end(), [&](const auto& e) { return e.first == name; });
     if (it == ws.types.end()) it = ws.types.insert(ws.types.end(), {name, {0, 0}});
@@ -121,6 +151,7 @@ Model::WeightSummary Model::weight_summary() const {
   if (float_weights_) ws.owned = matrix_bytes();
   ws.decode_bytes = matrix_bytes() - mats_.tok_embd.v.bytes() + mats_.tok_embd.v.row_bytes() +
                     (mats_.lm_head.empty() ? mats_.tok_embd.v.bytes() : 0);
+  if (cfg_.is_moe()) ws.decode_bytes -= expert_bytes - expert_bytes / cfg_.n_expert * cfg_.n_expert_used;
   return ws;
 }
 
@@ -164,6 +195,7 @@ void Model::project_kv(int l, const float* xn, int n, int64_t pos0, float* k, fl
 }
 
 void Model::mlp(int l, float* hidden, int n, Workspace& ws) const {
+  if (cfg_.is_moe()) return moe_mlp(l, hidden, n, ws);
   const auto& M = mats_.layers[l];
   const int d = cfg_.d_model, ff = cfg_.d_ff;
   float* xn = Workspace::grow(ws.xn, static_cast<size_t>(n) * d);
@@ -254,8 +286,8 @@ std::vector<float> Model::forward_next(const std::vector<int32_t>& new_tokens, K
 }
 
 double Model::linear_flops(int n, int lm_rows) const {
-  const double d = cfg_.d_model, hd = cfg_.head_dim, nh = cfg_.n_heads, nkv = cfg_.n_kv_heads, ff = cfg_.d_ff;
-  double per_tok = d * hd * (2 * nh + 2 * nkv) + 3 * d * ff;
+  const double d = cfg_.d_model, hd = cfg_.head_dim, nh = cfg_.n_heads, nkv = cfg_.n_kv_heads;
+  double per_tok = d * hd * (2 * nh + 2 * nkv) + cfg_.ffn_macs_per_token();
   return 2.0 * (per_tok * cfg_.n_layers * n + static_cast<double>(lm_rows) * d * cfg_.vocab_size);
 }
 

@@ -1,4 +1,4 @@
-// A loaded transformer (llama / qwen2 / qwen3) and its forward pass with a per-KV-head
+// A loaded transformer (llama / qwen2 / qwen3 / qwen3moe) and its forward pass with a per-KV-head
 // attention plan. The forward is exposed per layer so that callers (scoring, the search) can
 // cache hidden states of layers that did not change, and the LM head runs only on the rows
 // that are scored.
@@ -97,8 +97,10 @@ class Model {
   // q [n, n_heads*hd] of normed rows xn at positions pos0..; k, v likewise (bias, q/k norm, RoPE).
   void project_q(int l, const float* xn, int n, int64_t pos0, float* q) const;
   void project_kv(int l, const float* xn, int n, int64_t pos0, float* k, float* v) const;
-  // hidden[n, d] += down(silu(gate x) * up x) with x = ffn_norm(hidden).
+  // hidden[n, d] += down(silu(gate x) * up x) with x = ffn_norm(hidden); MoE layers: moe_mlp.
   void mlp(int l, float* hidden, int n, Workspace& ws) const;
+  // hidden[n, d] += the routed experts' weighted SwiGLU outputs (moe.cpp).
+  void moe_mlp(int l, float* hidden, int n, Workspace& ws) const;
   void init();  // validate_weights + identity + RoPE frequencies
   ModelConfig cfg_;
   ModelWeights w_;

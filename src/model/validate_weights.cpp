@@ -53,6 +53,21 @@ void validate_weights(const ModelConfig& c, const ModelWeights& w, const ModelMa
       ck.vec(L.k_norm, hd, p + "k norm");
     }
     ck.vec(L.ffn_norm, d, p + "ffn norm");
+    if (c.is_moe()) {
+      const auto& X = M.experts;
+      const int64_t fe = c.d_ff_expert;
+      ck.mat(X.router, c.n_expert, d, p + "router");
+      for (const auto* ex : {&X.gate, &X.up, &X.down})
+        check(ex->size() == static_cast<size_t>(c.n_expert), "{}: {}has {} experts, config says {}", source, p,
+              ex->size(), c.n_expert);
+      for (int e = 0; e < c.n_expert; ++e) {
+        const std::string pe = p + "expert " + std::to_string(e) + " ";
+        ck.mat(X.gate[e], fe, d, pe + "gate");
+        ck.mat(X.up[e], fe, d, pe + "up");
+        ck.mat(X.down[e], d, fe, pe + "down");
+      }
+      continue;
+    }
     ck.mat(M.w_gate, ff, d, p + "gate");
     ck.mat(M.w_up, ff, d, p + "up");
     ck.mat(M.w_down, d, ff, p + "down");
@@ -76,12 +91,27 @@ ModelMatrices f32_matrices(const ModelConfig& c, const ModelWeights& w, const st
     ck.vec(L.wk, nkv * hd * d, p + "k");
     ck.vec(L.wv, nkv * hd * d, p + "v");
     ck.vec(L.wo, d * nh * hd, p + "o");
+    m.layers.push_back({f32_matrix(L.wq, nh * hd, d), f32_matrix(L.wk, nkv * hd, d), f32_matrix(L.wv, nkv * hd, d),
+                        f32_matrix(L.wo, d, nh * hd), {}, {}, {}, {}});
+    auto& M = m.layers.back();
+    if (c.is_moe()) {
+      const int64_t E = c.n_expert, fe = c.d_ff_expert;
+      ck.vec(L.w_router, E * d, p + "router");
+      ck.vec(L.w_gate_exps, E * fe * d, p + "experts' gate");
+      ck.vec(L.w_up_exps, E * fe * d, p + "experts' up");
+      ck.vec(L.w_down_exps, E * d * fe, p + "experts' down");
+      M.experts.router = f32_matrix(L.w_router, E, d);
+      M.experts.gate = expert_slices(f32_matrix(L.w_gate_exps, E * fe, d), c.n_expert, fe);
+      M.experts.up = expert_slices(f32_matrix(L.w_up_exps, E * fe, d), c.n_expert, fe);
+      M.experts.down = expert_slices(f32_matrix(L.w_down_exps, E * d, fe), c.n_expert, d);
+      continue;
+    }
     ck.vec(L.w_gate, ff * d, p + "gate");
     ck.vec(L.w_up, ff * d, p + "up");
     ck.vec(L.w_down, d * ff, p + "down");
-    m.layers.push_back({f32_matrix(L.wq, nh * hd, d), f32_matrix(L.wk, nkv * hd, d), f32_matrix(L.wv, nkv * hd, d),
-                        f32_matrix(L.wo, d, nh * hd), f32_matrix(L.w_gate, ff, d), f32_matrix(L.w_up, ff, d),
-                        f32_matrix(L.w_down, d, ff)});
+    M.w_gate = f32_matrix(L.w_gate, ff, d);
+    M.w_up = f32_matrix(L.w_up, ff, d);
+    M.w_down = f32_matrix(L.w_down, d, ff);
   }
   return m;
 }
