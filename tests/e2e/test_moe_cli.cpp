@@ -55,7 +55,7 @@ TEST(MoeCli, MakeRandomInfoAndATextSearch) {
   write_file_atomic(calib, text);
   const std::string mask = (dir / "mask.json").string();
   auto s = run("search " + model + " --ratio 0.5 --window 16 --sinks 2 --lengths 96 --samples 2 --budget-probe 4"
-               " --budget-group 4 --budget-polish 4 --objective text:" + calib + " --out " + mask);
+               " --budget-group 4 --budget-polish 4 --starts locality,razor --objective text:" + calib + " --out " + mask);
   ASSERT_EQ(s.rc, 0) << s.out;
   const MaskFile mf = MaskFile::load(mask);
   const auto m = Model::load(model);
