@@ -35,7 +35,12 @@ void run_info(const InfoOptions& o) {
   fmt::print("heads        {} query, {} KV (group size {}), head dim {}\n", c.n_heads, c.n_kv_heads, c.group_size(),
              c.head_dim);
   fmt::print("mask bits    {} (layers x KV heads)\n", c.n_kv_total());
-  fmt::print("ffn          {}\n", c.d_ff);
+  if (c.is_moe()) {
+    fmt::print("experts      {} experts, {} used per token, feed-forward {} each; top-k weights {}\n", c.n_expert,
+               c.n_expert_used, c.d_ff_expert, c.norm_topk_prob ? "renormalised to sum 1" : "as routed");
+  } else {
+    fmt::print("ffn          {}\n", c.d_ff);
+  }
   fmt::print("vocab        {}\n", c.vocab_size);
   fmt::print("context      {} (from the file)\n", c.max_context);
   fmt::print("rope theta   {}{}\n", c.rope_theta, c.rope_scaling.enabled ? " (llama3 scaling)" : "");

@@ -42,8 +42,8 @@ void run(const MakeRandomOptions& o) {
 
 CommandRegistrar reg("make-random", "write a random-weight model with the shapes of a real one", [](CLI::App& app) {
   auto o = std::make_shared<MakeRandomOptions>();
-  app.add_option("--arch", o->arch, "llama, qwen2 or qwen3");
-  app.add_option("--like", o->like, "0.6b, 1.7b or tiny");
+  app.add_option("--arch", o->arch, "llama, qwen2, qwen3 or qwen3moe");
+  app.add_option("--like", o->like, "0.6b, 1.7b or tiny; qwen3moe: 30b-a3b or tiny");
   app.add_option("--layers", o->layers, "override the number of layers");
   app.add_option("--format", o->format, "hf (directory) or gguf (file)");
   app.add_option("--dtype", o->dtype, "f32, f16, bf16 (q8_0 for gguf)");

@@ -9,8 +9,8 @@ void ModelConfig::validate(const std::string& source) const {
     check(v > 0 && v < (1 << 24), "{}: {} must be a positive integer below 2^24, got {}", source,
           name, v);
   };
-  check(arch == "llama" || arch == "qwen2" || arch == "qwen3",
-        "{}: architecture '{}' is not supported (expected llama, qwen2 or qwen3)", source, arch);
+  check(arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "qwen3moe",
+        "{}: architecture '{}' is not supported (expected llama, qwen2, qwen3 or qwen3moe)", source, arch);
   positive(n_layers, "number of layers");
   positive(d_model, "hidden size");
   positive(n_heads, "number of attention heads");
@@ -23,6 +23,16 @@ void ModelConfig::validate(const std::string& source) const {
   check(head_dim % 2 == 0, "{}: head dimension must be even for RoPE, got {}", source, head_dim);
   check(rope_theta > 0, "{}: rope theta must be positive, got {}", source, rope_theta);
   check(norm_eps > 0 && norm_eps < 1, "{}: norm epsilon must be in (0, 1), got {}", source, norm_eps);
+  if (arch == "qwen3moe") {
+    positive(n_expert, "number of experts");
+    positive(d_ff_expert, "expert feed-forward size");
+    check(n_expert_used >= 1 && n_expert_used <= n_expert,
+          "{}: experts used per token must be in [1, {}] (the number of experts), got {}", source, n_expert,
+          n_expert_used);
+  } else {
+    check(n_expert == 0 && n_expert_used == 0, "{}: architecture '{}' has no experts, got {} ({} used)", source,
+          arch, n_expert, n_expert_used);
+  }
 }
 
 }  // namespace bosch

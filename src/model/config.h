@@ -14,7 +14,7 @@ struct RopeScaling {
 };
 
 struct ModelConfig {
-  std::string arch;          // "llama", "qwen2", "qwen3"
+  std::string arch;          // "llama", "qwen2", "qwen3", "qwen3moe"
   int n_layers = 0;
   int d_model = 0;
   int n_heads = 0;           // query heads
@@ -29,6 +29,18 @@ struct ModelConfig {
   bool qk_norm = false;      // qwen3: RMSNorm over each head's q and k
   bool qkv_bias = false;     // qwen2: biases on q, k, v projections
   bool tied_embeddings = false;
+  // qwen3moe: every layer's feed-forward is a mixture of experts (d_ff then unused).
+  int n_expert = 0;          // experts per layer (0: a dense SwiGLU MLP)
+  int n_expert_used = 0;     // experts each token is routed to (top k)
+  int d_ff_expert = 0;       // one expert's feed-forward size
+  bool norm_topk_prob = false;  // the k routing weights rescaled to sum 1
+
+  bool is_moe() const { return n_expert > 0; }
+  // Multiply-adds of one token's feed-forward (MoE: the router and the k experts it uses).
+  double ffn_macs_per_token() const {
+    return is_moe() ? static_cast<double>(d_model) * (n_expert + 3.0 * d_ff_expert * n_expert_used)
+                    : 3.0 * d_model * d_ff;
+  }
 
   int group_size() const { return n_heads / n_kv_heads; }
   int n_kv_total() const { return n_layers * n_kv_heads; }  // N, the number of mask bits

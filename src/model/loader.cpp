@@ -81,6 +81,16 @@ struct GGUFLoader {
     }
     return view_of(t.type, t.data, rows, cols);
   }
+  // qwen3moe experts stacked in one tensor, [n_expert, rows, cols] in PyTorch order (GGUF lists
+  // [cols, rows, n_expert]): one view per expert into the file's bytes.
+  std::vector<WeightMatrix> experts(const std::string& name, int n_expert, int64_t rows, int64_t cols) const {
+    const GGUFTensor& t = f.tensor(name);
+    if (t.dims != std::vector<int64_t>{cols, rows, n_expert}) {
+      fail("{}: tensor {} has shape [{}], expected [{}, {}, {}] (GGUF order: in, out, experts) from the metadata",
+           f.path(), name, fmt::join(t.dims, ", "), cols, rows, n_expert);
+    }
+    return expert_slices(view_of(t.type, t.data, n_expert * rows, cols), n_expert, rows);
+  }
 };
 
 std::unique_ptr<Model> load_gguf(const std::string& path) {
@@ -89,8 +99,8 @@ std::unique_ptr<Model> load_gguf(const std::string& path) {
   GGUFLoader g{f, f.get_string("general.architecture")};
   ModelConfig c;
   c.arch = g.arch;
-  check(c.arch == "llama" || c.arch == "qwen2" || c.arch == "qwen3",
-        "{}: general.architecture is '{}', supported: llama, qwen2, qwen3", path, excerpt(c.arch));
+  check(c.arch == "llama" || c.arch == "qwen2" || c.arch == "qwen3" || c.arch == "qwen3moe",
+        "{}: general.architecture is '{}', supported: llama, qwen2, qwen3, qwen3moe", path, excerpt(c.arch));
   // Dimensions in [1, 2^24) (ModelConfig::validate), read without wrapping to int.
   auto dim = [&](const std::string& k) { return static_cast<int>(f.get_int_in(g.key(k), 1, kMaxDim)); };
   auto dim_or = [&](const std::string& k, int fb) {
@@ -101,12 +111,20 @@ std::unique_ptr<Model> load_gguf(const std::string& path) {
   c.n_heads = dim("attention.head_count");
   c.n_kv_heads = dim_or("attention.head_count_kv", c.n_heads);
   c.head_dim = dim_or("attention.key_length", c.d_model / c.n_heads);
-  c.d_ff = dim("feed_forward_length");
+  if (c.arch == "qwen3moe") {
+    c.n_expert = dim("expert_count");
+    c.n_expert_used = dim("expert_used_count");
+    c.d_ff_expert = dim("expert_feed_forward_length");
+    c.norm_topk_prob = true;  // Qwen3-MoE's routing (llama.cpp's qwen3moe graph renormalises too)
+    c.d_ff = dim_or("feed_forward_length", c.d_ff_expert);  // unused: every layer is MoE
+  } else {
+    c.d_ff = dim("feed_forward_length");
+  }
   c.max_context = static_cast<int>(f.get_int_in_or(g.key("context_length"), 0, 0, kMaxInt32));
   c.rope_theta = f.get_float_or(g.key("rope.freq_base"), 10000.0);
   c.norm_eps = f.get_float_or(g.key("attention.layer_norm_rms_epsilon"), 1e-5);
   c.qkv_bias = c.arch == "qwen2";
-  c.qk_norm = c.arch == "qwen3";
+  c.qk_norm = c.arch == "qwen3" || c.arch == "qwen3moe";
   const GGUFTensor& emb = f.tensor("token_embd.weight");
   check(emb.dims.size() == 2 && emb.dims[0] == c.d_model,
         "{}: token_embd.weight must be [{} x vocab] (GGUF order, embedding_length {} x vocabulary), got [{}]", path,
@@ -147,6 +165,14 @@ std::unique_ptr<Model> load_gguf(const std::string& path) {
       L.k_norm = g.get(p + "attn_k_norm.weight", {hd});
     }
     L.ffn_norm = g.get(p + "ffn_norm.weight", {d});
+    if (c.is_moe()) {
+      const int64_t fe = c.d_ff_expert;
+      M.experts.router = g.matrix(p + "ffn_gate_inp.weight", c.n_expert, d);
+      M.experts.gate = g.experts(p + "ffn_gate_exps.weight", c.n_expert, fe, d);
+      M.experts.up = g.experts(p + "ffn_up_exps.weight", c.n_expert, fe, d);
+      M.experts.down = g.experts(p + "ffn_down_exps.weight", c.n_expert, d, fe);
+      continue;
+    }
     M.w_gate = g.matrix(p + "ffn_gate.weight", ff, d);
     M.w_up = g.matrix(p + "ffn_up.weight", ff, d);
     M.w_down = g.matrix(p + "ffn_down.weight", d, ff);
@@ -203,20 +229,36 @@ std::unique_ptr<Model> load_hf(const std::string& dir) {
   std::string mt = json_string(cfg_need(j, "model_type", file), file, "model_type");
   if (mt == "llama" || mt == "mistral") c.arch = "llama";
   else if (mt == "qwen2" || mt == "qwen3") c.arch = mt;
-  else fail("{}: model_type '{}' is not supported (expected llama, mistral, qwen2 or qwen3)", file, excerpt(mt));
+  else if (mt == "qwen3_moe") c.arch = "qwen3moe";
+  else fail("{}: model_type '{}' is not supported (expected llama, mistral, qwen2, qwen3 or qwen3_moe)", file, excerpt(mt));
   c.n_layers = cfg_dim(j, "num_hidden_layers", file);
   c.d_model = cfg_dim(j, "hidden_size", file);
   c.n_heads = cfg_dim(j, "num_attention_heads", file);
   c.n_kv_heads = cfg_dim_or(j, "num_key_value_heads", c.n_heads, file);
   check(c.n_heads > 0, "{}: num_attention_heads must be positive", file);
   c.head_dim = cfg_dim_or(j, "head_dim", c.d_model / c.n_heads, file);
-  c.d_ff = cfg_dim(j, "intermediate_size", file);
+  if (c.arch == "qwen3moe") {
+    c.n_expert = cfg_dim(j, "num_experts", file);
+    c.n_expert_used = cfg_dim(j, "num_experts_per_tok", file);
+    c.d_ff_expert = cfg_dim(j, "moe_intermediate_size", file);
+    c.norm_topk_prob = cfg_bool_or(j, "norm_topk_prob", false, file);  // transformers' default
+    c.d_ff = cfg_dim_or(j, "intermediate_size", c.d_ff_expert, file);  // unused: every layer is MoE
+    // Dense layers among the MoE ones (Qwen3MoeConfig) are not implemented: no Qwen3-MoE release has them.
+    const int step = cfg_dim_or(j, "decoder_sparse_step", 1, file);
+    check(step == 1, "{}: decoder_sparse_step is {}, only 1 (every layer a mixture of experts) is supported", file,
+          step);
+    if (const auto* v = cfg_find(j, "mlp_only_layers"))
+      check(v->is_array() && v->empty(), "{}: mlp_only_layers must be an empty list (dense layers in a MoE model "
+            "are not supported), got {}", file, excerpt(v->dump()));
+  } else {
+    c.d_ff = cfg_dim(j, "intermediate_size", file);
+  }
   c.vocab_size = cfg_dim(j, "vocab_size", file);
   if (const auto* v = cfg_find(j, "max_position_embeddings"))
     c.max_context = static_cast<int>(json_int(*v, file, "max_position_embeddings", 0, kMaxInt32));
   c.rope_theta = cfg_number_or(j, "rope_theta", 10000.0, file);
   c.norm_eps = cfg_number_or(j, "rms_norm_eps", 1e-6, file);
-  c.qk_norm = c.arch == "qwen3";
+  c.qk_norm = c.arch == "qwen3" || c.arch == "qwen3moe";
   c.qkv_bias = c.arch == "qwen2" || cfg_bool_or(j, "attention_bias", false, file);
   c.tied_embeddings = cfg_bool_or(j, "tie_word_embeddings", false, file) || !m.has_tensor("lm_head.weight");
   if (j.contains("rope_scaling") && j["rope_scaling"].is_object()) {
@@ -277,6 +319,17 @@ std::unique_ptr<Model> load_hf(const std::string& dir) {
       L.k_norm = get(p + "self_attn.k_norm.weight", {hd});
     }
     L.ffn_norm = get(p + "post_attention_layernorm.weight", {d});
+    if (c.is_moe()) {
+      const int64_t fe = c.d_ff_expert;
+      M.experts.router = matrix(p + "mlp.gate.weight", c.n_expert, d);
+      for (int e = 0; e < c.n_expert; ++e) {
+        const std::string pe = p + "mlp.experts." + std::to_string(e) + ".";
+        M.experts.gate.push_back(matrix(pe + "gate_proj.weight", fe, d));
+        M.experts.up.push_back(matrix(pe + "up_proj.weight", fe, d));
+        M.experts.down.push_back(matrix(pe + "down_proj.weight", d, fe));
+      }
+      continue;
+    }
     M.w_gate = matrix(p + "mlp.gate_proj.weight", ff, d);
     M.w_up = matrix(p + "mlp.up_proj.weight", ff, d);
     M.w_down = matrix(p + "mlp.down_proj.weight", d, ff);

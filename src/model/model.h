@@ -1,4 +1,4 @@
-// A loaded transformer (llama / qwen2 / qwen3) and its forward pass with a per-KV-head
+// A loaded transformer (llama / qwen2 / qwen3 / qwen3moe) and its forward pass with a per-KV-head
 // attention plan. The forward is exposed per layer so that callers (scoring, the search) can
 // cache hidden states of layers that did not change, and the LM head runs only on the rows
 // that are scored.
@@ -12,6 +12,7 @@
 #include "model/attention_plan.h"
 #include "model/config.h"
 #include "model/weights.h"
+#include "model/workspace.h"
 
 namespace bosch {
 
@@ -56,22 +57,25 @@ class Model {
   // state kept); with a cache, K/V of the new tokens are stored in it and earlier positions are
   // read from it under the cache's own plan (`plan` then only has to have the model's shape; the
   // caller commits the cache after the last layer).
+  // `ws`: scratch buffers for the call (workspace.h); a caller that runs many passes keeps one,
+  // without it the call uses its own.
   void forward_layers(int l_begin, int l_end, float* hidden, int n, int64_t pos0,
-                      const AttentionPlan& plan, KVStore* cache = nullptr) const;
-  // Layer l (no KV cache, positions 0..n-1) with outputs only for rows row0..n-1: keys and
-  // values still come from every row, queries, attention and the MLP only from those rows;
-  // rows below row0 keep their input. For the last layer when only its last rows are read
-  // (teacher-forced scoring). Same values as forward_layers on those rows.
-  void forward_last_rows(int l, float* hidden, int n, int row0, const AttentionPlan& plan) const;
+                      const AttentionPlan& plan, KVStore* cache = nullptr, Workspace* ws = nullptr) const;
+  // Search-only row mode (last_rows.cpp). Layer l (no KV cache, positions 0..n-1) with outputs
+  // only for rows row0..n-1: keys and values still come from every row, queries, attention and
+  // the MLP only from those rows; rows below row0 keep their input. For the last layer when only
+  // its last rows are read (teacher-forced scoring). Same values as forward_layers on those rows.
+  void forward_last_rows(int l, float* hidden, int n, int row0, const AttentionPlan& plan,
+                         Workspace* ws = nullptr) const;
   // The share of a whole layer's multiply-adds that forward_last_rows(.., n, row0, ..) does.
   double layer_share_of_rows(int n, int row0) const;
   // The attention inputs of layer l for hidden[n, d] at positions pos0..: q [n, n_heads*hd],
   // k and v [n, n_kv_heads*hd], after q/k norm and RoPE (what the attention kernel sees).
   // For analyses that need attention weights (static head scores).
   void attention_inputs(int l, const float* hidden, int n, int64_t pos0, float* q, float* k,
-                        float* v) const;
+                        float* v, Workspace* ws = nullptr) const;
   // logits[r, vocab] for hidden rows `rows` (final RMSNorm + LM head on those rows only).
-  void logits(const float* hidden, const int* rows, int n_rows, float* out) const;
+  void logits(const float* hidden, const int* rows, int n_rows, float* out, Workspace* ws = nullptr) const;
 
   // Whole forward pass: logits for every position [n, vocab] (tests, small inputs).
   std::vector<float> forward_all(const std::vector<int32_t>& tokens, const AttentionPlan& plan) const;
@@ -86,12 +90,18 @@ class Model {
   double linear_flops(int n, int lm_rows) const;
 
  private:
-  void layer(int l, float* hidden, int n, int64_t pos0, const AttentionPlan& plan,
-             KVStore* cache, int row0 = 0) const;
+  // One decoder layer on hidden[n, d]: x += attention(norm(x)); x += mlp(norm(x)).
+  void layer(int l, float* hidden, int n, int64_t pos0, const AttentionPlan& plan, KVStore* cache,
+             Workspace& ws) const;
   void check_plan(const AttentionPlan& plan) const;  // Error unless it has this model's shape
-  void project_qkv(int l, const float* hidden, int n, int64_t pos0, int row0, float* q, float* k,
-                   float* v) const;
-  void init();  // checks shapes against the config, computes the identity
+  // q [n, n_heads*hd] of normed rows xn at positions pos0..; k, v likewise (bias, q/k norm, RoPE).
+  void project_q(int l, const float* xn, int n, int64_t pos0, float* q) const;
+  void project_kv(int l, const float* xn, int n, int64_t pos0, float* k, float* v) const;
+  // hidden[n, d] += down(silu(gate x) * up x) with x = ffn_norm(hidden); MoE layers: moe_mlp.
+  void mlp(int l, float* hidden, int n, Workspace& ws) const;
+  // hidden[n, d] += the routed experts' weighted SwiGLU outputs (moe.cpp).
+  void moe_mlp(int l, float* hidden, int n, Workspace& ws) const;
+  void init();  // validate_weights + identity + RoPE frequencies
   ModelConfig cfg_;
   ModelWeights w_;
   ModelMatrices mats_;

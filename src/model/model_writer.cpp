@@ -59,13 +59,25 @@ ModelConfig config_like(const std::string& arch, const std::string& like) {
   } else if (like == "1.7b") {
     c.n_layers = 28; c.d_model = 2048; c.n_heads = 16; c.n_kv_heads = 8; c.head_dim = 128; c.d_ff = 6144;
     c.vocab_size = 151936; c.rope_theta = 1e6; c.norm_eps = 1e-6; c.tied_embeddings = true; c.max_context = 40960;
+  } else if (like == "30b-a3b") {  // Qwen3-30B-A3B (config.json of Qwen/Qwen3-30B-A3B)
+    c.n_layers = 48; c.d_model = 2048; c.n_heads = 32; c.n_kv_heads = 4; c.head_dim = 128; c.d_ff = 6144;
+    c.vocab_size = 151936; c.rope_theta = 1e6; c.norm_eps = 1e-6; c.tied_embeddings = false; c.max_context = 40960;
+    c.n_expert = 128; c.n_expert_used = 8; c.d_ff_expert = 768;
   } else if (like == "tiny") {
     c.n_layers = 3; c.d_model = 64; c.n_heads = 8; c.n_kv_heads = 4; c.head_dim = 16; c.d_ff = 96;
     c.vocab_size = 300; c.rope_theta = 10000; c.norm_eps = 1e-5; c.tied_embeddings = false; c.max_context = 4096;
   } else {
-    fail("--like '{}' is not known (expected 0.6b, 1.7b or tiny)", like);
+    fail("--like '{}' is not known (expected 0.6b, 1.7b, 30b-a3b or tiny)", like);
   }
-  c.qk_norm = arch == "qwen3";
+  // A MoE shape only for the MoE architecture, and back: "--arch qwen3moe --like tiny" gets
+  // a tiny mixture (8 experts, 2 used).
+  check((arch == "qwen3moe") == (like == "30b-a3b" || (arch == "qwen3moe" && like == "tiny")),
+        "--like {} is not a shape of --arch {} (qwen3moe: 30b-a3b or tiny; 30b-a3b: qwen3moe only)", like, arch);
+  if (arch == "qwen3moe") {
+    c.norm_topk_prob = true;
+    if (like == "tiny") c.n_expert = 8, c.n_expert_used = 2, c.d_ff_expert = 32;
+  }
+  c.qk_norm = arch == "qwen3" || arch == "qwen3moe";
   c.qkv_bias = arch == "qwen2";
   // Qwen2 has no head_dim setting: HF and llama.cpp (attn_q must be [hidden x hidden]) take
   // hidden / heads, so the shape must follow or llama.cpp refuses the file.
@@ -98,6 +110,14 @@ ModelWeights random_weights(const ModelConfig& c, uint64_t seed, float std) {
       L.k_norm = randn(r, hd, 0.1f, 1.0f);
     }
     L.ffn_norm = randn(r, d, 0.1f, 1.0f);
+    if (c.is_moe()) {
+      const size_t E = c.n_expert, fe = c.d_ff_expert;
+      L.w_router = randn(r, E * d, std);
+      L.w_gate_exps = randn(r, E * fe * d, std);
+      L.w_up_exps = randn(r, E * fe * d, std);
+      L.w_down_exps = randn(r, E * d * fe, std);
+      continue;
+    }
     L.w_gate = randn(r, ff * d, std);
     L.w_up = randn(r, ff * d, std);
     L.w_down = randn(r, d * ff, std);
@@ -130,14 +150,39 @@ void save_hf(const ModelConfig& c, const ModelWeights& w, const std::string& dir
       ts.push_back(tensor(p + "self_attn.k_norm.weight", {hd}, L.k_norm, dtype));
     }
     ts.push_back(tensor(p + "post_attention_layernorm.weight", {d}, L.ffn_norm, dtype));
+    if (c.is_moe()) {  // Hugging Face keeps one tensor per expert
+      const int64_t fe = c.d_ff_expert;
+      ts.push_back(tensor(p + "mlp.gate.weight", {c.n_expert, d}, L.w_router, dtype));
+      auto slice = [](const std::vector<float>& all, int e, int64_t n) {
+        return std::vector<float>(all.begin() + e * n, all.begin() + (e + 1) * n);
+      };
+      for (int e = 0; e < c.n_expert; ++e) {
+        const std::string pe = p + "mlp.experts." + std::to_string(e) + ".";
+        ts.push_back(tensor(pe + "gate_proj.weight", {fe, d}, slice(L.w_gate_exps, e, fe * d), dtype));
+        ts.push_back(tensor(pe + "up_proj.weight", {fe, d}, slice(L.w_up_exps, e, fe * d), dtype));
+        ts.push_back(tensor(pe + "down_proj.weight", {d, fe}, slice(L.w_down_exps, e, d * fe), dtype));
+      }
+      continue;
+    }
     ts.push_back(tensor(p + "mlp.gate_proj.weight", {ff, d}, L.w_gate, dtype));
     ts.push_back(tensor(p + "mlp.up_proj.weight", {ff, d}, L.w_up, dtype));
     ts.push_back(tensor(p + "mlp.down_proj.weight", {d, ff}, L.w_down, dtype));
   }
   write_safetensors(dir + "/model.safetensors", ts);
   nlohmann::json j;
-  j["architectures"] = {c.arch == "llama" ? "LlamaForCausalLM" : c.arch == "qwen2" ? "Qwen2ForCausalLM" : "Qwen3ForCausalLM"};
-  j["model_type"] = c.arch;
+  j["architectures"] = {c.arch == "llama"      ? "LlamaForCausalLM"
+                        : c.arch == "qwen2"    ? "Qwen2ForCausalLM"
+                        : c.arch == "qwen3moe" ? "Qwen3MoeForCausalLM"
+                                               : "Qwen3ForCausalLM"};
+  j["model_type"] = c.arch == "qwen3moe" ? "qwen3_moe" : c.arch;
+  if (c.is_moe()) {
+    j["num_experts"] = c.n_expert;
+    j["num_experts_per_tok"] = c.n_expert_used;
+    j["moe_intermediate_size"] = c.d_ff_expert;
+    j["norm_topk_prob"] = c.norm_topk_prob;
+    j["decoder_sparse_step"] = 1;
+    j["mlp_only_layers"] = nlohmann::json::array();
+  }
   j["hidden_size"] = c.d_model;
   j["intermediate_size"] = c.d_ff;
   j["num_hidden_layers"] = c.n_layers;
@@ -177,6 +222,12 @@ void save_gguf(const ModelConfig& c, const ModelWeights& w, const std::string& p
   meta[a + ".context_length"] = gguf_int(c.max_context);
   meta[a + ".rope.freq_base"] = gguf_float(c.rope_theta);
   meta[a + ".attention.layer_norm_rms_epsilon"] = gguf_float(c.norm_eps);
+  if (c.is_moe()) {
+    check(c.norm_topk_prob, "save_gguf: qwen3moe GGUF files always renormalise the top-k weights");
+    meta[a + ".expert_count"] = gguf_int(c.n_expert);
+    meta[a + ".expert_used_count"] = gguf_int(c.n_expert_used);
+    meta[a + ".expert_feed_forward_length"] = gguf_int(c.d_ff_expert);
+  }
   // A tokenizer of the shape's vocabulary size: GGUF tools (llama.cpp) refuse files without one.
   // Test shapes below 257 tokens cannot hold the 256 byte tokens and are written without.
   if (c.vocab_size >= 257) add_byte_level_vocab(meta, c.vocab_size, pre_tokenizer_for_arch(a));
@@ -203,6 +254,14 @@ void save_gguf(const ModelConfig& c, const ModelWeights& w, const std::string& p
       ts.push_back(tensor(p + "attn_k_norm.weight", {hd}, L.k_norm, dtype));
     }
     ts.push_back(tensor(p + "ffn_norm.weight", {d}, L.ffn_norm, dtype));
+    if (c.is_moe()) {  // experts stacked in 3-D tensors; the router in F32, as llama.cpp's quantizer leaves it
+      const int64_t E = c.n_expert, fe = c.d_ff_expert;
+      ts.push_back(tensor(p + "ffn_gate_inp.weight", {E, d}, L.w_router, DType::F32));
+      ts.push_back(tensor(p + "ffn_gate_exps.weight", {E, fe, d}, L.w_gate_exps, dtype));
+      ts.push_back(tensor(p + "ffn_up_exps.weight", {E, fe, d}, L.w_up_exps, dtype));
+      ts.push_back(tensor(p + "ffn_down_exps.weight", {E, d, fe}, L.w_down_exps, dtype));
+      continue;
+    }
     ts.push_back(tensor(p + "ffn_gate.weight", {ff, d}, L.w_gate, dtype));
     ts.push_back(tensor(p + "ffn_up.weight", {ff, d}, L.w_up, dtype));
     ts.push_back(tensor(p + "ffn_down.weight", {d, ff}, L.w_down, dtype));

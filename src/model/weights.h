@@ -18,6 +18,10 @@ struct LayerWeights {
   std::vector<float> ffn_norm;            // [d_model]
   std::vector<float> w_gate, w_up;        // [d_ff, d]
   std::vector<float> w_down;              // [d, d_ff]
+  // qwen3moe (the dense w_gate/w_up/w_down empty): router [n_expert, d]; experts stacked
+  std::vector<float> w_router;
+  std::vector<float> w_gate_exps, w_up_exps;  // [n_expert, d_ff_expert, d]
+  std::vector<float> w_down_exps;             // [n_expert, d, d_ff_expert]
 };
 
 struct ModelWeights {
@@ -37,9 +41,30 @@ struct WeightMatrix {
   bool empty() const { return v.data == nullptr; }
 };
 
-struct LayerMatrices {
-  WeightMatrix wq, wk, wv, wo, w_gate, w_up, w_down;
+// qwen3moe: a layer's router and experts. An expert's matrix is a slice of the stacked tensor
+// (GGUF) or its own tensor (Hugging Face), in the stored type either way.
+struct ExpertMatrices {
+  WeightMatrix router;                        // [n_expert, d]
+  std::vector<WeightMatrix> gate, up, down;   // per expert: [d_ff_expert, d], same, [d, d_ff_expert]
 };
+
+struct LayerMatrices {
+  WeightMatrix wq, wk, wv, wo, w_gate, w_up, w_down;  // w_gate/up/down empty in MoE layers
+  ExpertMatrices experts;                             // empty in dense layers
+};
+
+// Views of expert e = 0..n_expert-1 of a stacked [n_expert * rows, cols] matrix (sharing its
+// bytes): rows e*rows .. (e+1)*rows-1.
+inline std::vector<WeightMatrix> expert_slices(const WeightMatrix& stacked, int n_expert, int64_t rows) {
+  std::vector<WeightMatrix> out;
+  for (int e = 0; e < n_expert; ++e) {
+    WeightView v = stacked.v;
+    v.data = stacked.v.row(e * rows);
+    v.rows = rows;
+    out.push_back({v, stacked.owned});
+  }
+  return out;
+}
 
 struct ModelMatrices {
   WeightMatrix tok_embd;                  // [vocab, d]

@@ -166,7 +166,7 @@ struct SearchResult {
   HeadBits bits;            // the answer: exactly `k_total` ones
   int k_total = 0;
   double score = 0, loss = 0;  // S^ and loss of `bits`
-  RawScore raw;
+  MaskScore raw;
   double s_full = 0, s_allswa = 0;
   ProbeResult probe;
   RatioAssignment ratios;

@@ -93,7 +93,7 @@ nlohmann::json CompareResult::to_json() const {
   j["n_heads"] = n_heads;
   j["ratios"] = ratios;
   j["methods"] = methods;
-  auto ref = [](const RawScore& s) {
+  auto ref = [](const MaskScore& s) {
     return nlohmann::json{{"raw_score", s.value}, {"exact_match", s.exact_rate}, {"mean_logprob", s.mean_logprob}};
   };
   j["references"] = {{"full", ref(test_full)}, {"all_swa", ref(test_allswa)}};
@@ -212,12 +212,12 @@ CompareResult run_compare(Objective& calib, Objective& test, BaselineRunner& bas
   res.methods = opt.methods;
 
   // Test scores, memoised on the mask: methods often agree at the extreme ratios.
-  std::map<std::string, RawScore> test_memo;
+  std::map<std::string, MaskScore> test_memo;
   auto score_test = [&](const HeadBits& bits) {
     const std::string key = bits_to_string(bits);
     if (auto it = test_memo.find(key); it != test_memo.end()) return it->second;
     const auto t0 = Clock::now();
-    RawScore s = test.evaluate(bits);
+    MaskScore s = test.evaluate(bits);
     res.test_seconds += since(t0);
     ++res.test_evaluations;
     return test_memo.emplace(key, s).first->second;

@@ -55,7 +55,7 @@ struct CompareRow {
   std::optional<double> normalized;
   std::optional<double> calib_normalized;  // S^ on the calibration objective
   std::optional<PairedInterval> vs_baseline;  // search methods: against the best baseline
-  RawScore test;             // raw test score of the mask
+  MaskScore test;             // raw test score of the mask
   int64_t evaluations = 0;   // calibration objective evaluations to build the mask
   double seconds = 0;        // time to build the mask (test scoring excluded)
   HeadBits bits;
@@ -75,7 +75,7 @@ struct CompareResult {
   std::vector<double> ratios;
   std::vector<std::string> methods;
   std::vector<CompareRow> rows;  // ratio-major, methods in order
-  RawScore test_full, test_allswa, calib_full, calib_allswa;
+  MaskScore test_full, test_allswa, calib_full, calib_allswa;
   std::vector<LayerSensitivity> sensitivity;  // one per search run
   std::vector<nlohmann::json> searches;       // SearchResult::to_json per ratio
   double test_seconds = 0;

@@ -72,7 +72,7 @@ std::string DistributedObjective::summary() const {
                      hi, n_samples_, bytes_per_evaluation());
 }
 
-RawScore DistributedObjective::evaluate(const HeadBits& swa) {
+MaskScore DistributedObjective::evaluate(const HeadBits& swa) {
   check(swa.size() == static_cast<size_t>(L_) * H_, "search objective: mask of {} bits, expected {}",
         swa.size(), static_cast<size_t>(L_) * H_);
   if (kill_at_ == stats_.evaluations) std::raise(kill_signal_);  // a rank dying or hanging (tests)
@@ -80,7 +80,7 @@ RawScore DistributedObjective::evaluate(const HeadBits& swa) {
   std::vector<double> mine(3);
   if (shard_) {
     const ObjectiveStats before = shard_->stats();
-    for (const SampleResult& s : shard_->evaluate_samples(swa)) mine.insert(mine.end(), {s.exact, s.logprob, s.kl, s.value});
+    for (const SampleTerms& s : shard_->evaluate_samples(swa)) mine.insert(mine.end(), {s.exact, s.logprob, s.kl, s.value});
     const ObjectiveStats d = shard_->stats().since(before);
     mine[0] = static_cast<double>(d.layer_forwards);
     mine[1] = d.layer_work;
@@ -94,7 +94,7 @@ RawScore DistributedObjective::evaluate(const HeadBits& swa) {
   const int n_out = 6 + static_cast<int>(n_samples_);
   std::vector<double> out;
   if (rank_ == 0) {
-    std::vector<SampleResult> results;
+    std::vector<SampleTerms> results;
     results.reserve(n_samples_);
     double cost[3] = {0, 0, 0};
     size_t at = 0;
@@ -104,12 +104,12 @@ RawScore DistributedObjective::evaluate(const HeadBits& swa) {
         results.push_back({all[at + i], all[at + i + 1], all[at + i + 2], all[at + i + 3]});
       at += static_cast<size_t>(counts[r]);
     }
-    const RawScore raw = combine_samples(results, opt_);
+    const MaskScore raw = combine_samples(results, opt_);
     out = {raw.value, raw.exact_rate, raw.mean_logprob, cost[0], cost[1], cost[2]};
     out.insert(out.end(), raw.per_sample.begin(), raw.per_sample.end());
   }
   mpi::broadcast(out, n_out);
-  RawScore r;
+  MaskScore r;
   r.value = out[0], r.exact_rate = out[1], r.mean_logprob = out[2];
   r.per_sample.assign(out.begin() + 6, out.end());
   stats_.layer_forwards += static_cast<int64_t>(out[3]);

@@ -2,7 +2,7 @@
 // the same search and asks for the same masks in the same order; each evaluates only its shard
 // of the samples (a contiguous range, balanced by tokens, with its own prefix state cache),
 // rank 0 gathers the per-sample results in rank order, i.e. in global sample order, combines
-// them exactly as one process does (combine_samples) and sends the RawScore to every rank. Every
+// them exactly as one process does (combine_samples) and sends the MaskScore to every rank. Every
 // rank thus takes the same decisions, and scores, journal and mask are bit-identical to one
 // process for any number of ranks.
 //
@@ -29,7 +29,7 @@ class DistributedObjective : public Objective {
   DistributedObjective(const Model& m, const std::vector<TaskSample>& samples, ModelObjectiveOptions opt);
   int n_layers() const override { return L_; }
   int n_heads() const override { return H_; }
-  RawScore evaluate(const HeadBits& swa) override;
+  MaskScore evaluate(const HeadBits& swa) override;
   std::string describe() const override { return description_; }
   ObjectiveStats stats() const override { return stats_; }  // all ranks together
 

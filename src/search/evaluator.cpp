@@ -43,7 +43,7 @@ Evaluator::~Evaluator() = default;
 
 double Evaluator::normalise(double raw) const { return (raw - s_allswa_) / denom_; }
 
-double Evaluator::loss_of(const RawScore& raw, const HeadBits& bits) const {
+double Evaluator::loss_of(const MaskScore& raw, const HeadBits& bits) const {
   const double ratio = bits.empty() ? 0.0 : double(count_ones(bits)) / bits.size();
   const double d = ratio - opt_.target_ratio;
   return -normalise(raw.value) + opt_.alpha * d * d;

@@ -35,7 +35,7 @@ struct EvaluatorOptions {
 };
 
 struct Evaluation {
-  RawScore raw;
+  MaskScore raw;
   double score = 0;    // S^
   double loss = 0;     // -S^ + alpha * (ratio - rho)^2
   bool fresh = false;  // first request of this mask in this (logical) run
@@ -58,7 +58,7 @@ class Evaluator {
   double s_allswa() const { return s_allswa_; }
 
   Evaluation evaluate(const HeadBits& bits);
-  double loss_of(const RawScore& raw, const HeadBits& bits) const;
+  double loss_of(const MaskScore& raw, const HeadBits& bits) const;
   double normalise(double raw) const;
 
   void set_stage(const std::string& name) { stage_ = name; }
@@ -77,7 +77,7 @@ class Evaluator {
   Journal journal_;
   std::vector<JournalEntry> replay_;
   size_t replay_next_ = 0;
-  std::unordered_map<std::string, RawScore> memo_;
+  std::unordered_map<std::string, MaskScore> memo_;
   std::string stage_ = "search";
   Progress* progress_ = nullptr;
   double s_full_ = 0, s_allswa_ = 0, denom_ = 1;

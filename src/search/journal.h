@@ -20,7 +20,7 @@ struct JournalEntry {
   int64_t index = 0;
   std::string stage;
   HeadBits bits;
-  RawScore score;
+  MaskScore score;
 };
 
 std::string bits_to_string(const HeadBits& bits);  // "0110..."

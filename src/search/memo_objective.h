@@ -16,7 +16,7 @@ class MemoObjective : public Objective {
   explicit MemoObjective(Objective& inner) : inner_(inner) {}
   int n_layers() const override { return inner_.n_layers(); }
   int n_heads() const override { return inner_.n_heads(); }
-  RawScore evaluate(const HeadBits& swa) override {
+  MaskScore evaluate(const HeadBits& swa) override {
     const std::string key = bits_to_string(swa);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     return memo_.emplace(key, inner_.evaluate(swa)).first->second;
@@ -27,7 +27,7 @@ class MemoObjective : public Objective {
 
  private:
   Objective& inner_;
-  std::unordered_map<std::string, RawScore> memo_;
+  std::unordered_map<std::string, MaskScore> memo_;
 };
 
 }  // namespace bosch::search

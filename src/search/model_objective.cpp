@@ -65,8 +65,8 @@ ModelObjective::ModelObjective(const Model& m, std::vector<TaskSample> samples,
     for (size_t i = 0; i < samples_.size(); ++i) {
       const int n = layout_.n_tokens[i];
       h.assign(embedded_.begin() + layout_.offset[i], embedded_.begin() + layout_.offset[i] + static_cast<int64_t>(n) * d_);
-      m_.forward_layers(0, L_ - 1, h.data(), n, 0, full);
-      m_.forward_last_rows(L_ - 1, h.data(), n, first_scored_row(samples_[i]), full);
+      m_.forward_layers(0, L_ - 1, h.data(), n, 0, full, nullptr, &ws_);
+      m_.forward_last_rows(L_ - 1, h.data(), n, first_scored_row(samples_[i]), full, &ws_);
       log_softmax_rows(h.data(), answer_rows_[i], lp);
       ref_offset_.push_back(static_cast<int64_t>(ref_logprobs_.size()));
       ref_logprobs_.insert(ref_logprobs_.end(), lp.begin(), lp.end());
@@ -94,7 +94,7 @@ double ModelObjective::mean_kl(size_t sample, const float* hidden) const {
   return std::max(0.0, kl / static_cast<double>(answer_rows_[sample].size()));
 }
 
-std::vector<SampleResult> ModelObjective::evaluate_samples(const HeadBits& swa) {
+std::vector<SampleTerms> ModelObjective::evaluate_samples(const HeadBits& swa) {
   check(swa.size() == static_cast<size_t>(L_) * H_, "search objective: mask of {} bits, expected {}",
         swa.size(), static_cast<size_t>(L_) * H_);
   const AttentionPlan plan = AttentionPlan::from_bits(L_, H_, swa, opt_.window, opt_.sinks);
@@ -109,7 +109,7 @@ std::vector<SampleResult> ModelObjective::evaluate_samples(const HeadBits& swa) 
   // ones first: more candidates share them).
   const int n_keep = opt_.use_cache ? cache_.make_room(L_ - 1 - start, swa, start) : 0;
   std::vector<std::vector<float>> keep(n_keep, std::vector<float>(embedded_.size()));
-  std::vector<SampleResult> out;
+  std::vector<SampleTerms> out;
   std::vector<float> h;
   std::optional<Progress> progress;
   if (!opt_.progress_label.empty()) progress.emplace(opt_.progress_label, samples_.size());
@@ -118,15 +118,15 @@ std::vector<SampleResult> ModelObjective::evaluate_samples(const HeadBits& swa) 
     const size_t rows = static_cast<size_t>(n) * d_;
     h.assign(start_states + layout_.offset[i], start_states + layout_.offset[i] + rows);
     for (int j = start; j < L_ - 1; ++j) {
-      m_.forward_layers(j, j + 1, h.data(), n, 0, plan);
+      m_.forward_layers(j, j + 1, h.data(), n, 0, plan, nullptr, &ws_);
       if (j - start < n_keep) std::copy(h.begin(), h.end(), keep[j - start].begin() + layout_.offset[i]);
     }
     // The last layer only for the rows that are scored.
     const int row0 = first_scored_row(samples_[i]);
-    m_.forward_last_rows(L_ - 1, h.data(), n, row0, plan);
+    m_.forward_last_rows(L_ - 1, h.data(), n, row0, plan, &ws_);
     stats_.layer_forwards += L_ - start;
     stats_.layer_work += (L_ - 1 - start) + m_.layer_share_of_rows(n, row0);
-    const SampleScore sc = score_sample_from_hidden(m_, h.data(), samples_[i]);
+    const TaskSampleScore sc = score_sample_from_hidden(m_, h.data(), samples_[i]);
     const double kl = opt_.kl_weight > 0 ? mean_kl(i, h.data()) : 0.0;
     out.push_back({sc.score, sc.mean_logprob, kl,
                    opt_.exact_weight * sc.score + opt_.logprob_weight * sc.mean_logprob - opt_.kl_weight * kl});
@@ -138,10 +138,10 @@ std::vector<SampleResult> ModelObjective::evaluate_samples(const HeadBits& swa) 
   return out;
 }
 
-RawScore combine_samples(const std::vector<SampleResult>& s, const ModelObjectiveOptions& opt) {
+MaskScore combine_samples(const std::vector<SampleTerms>& s, const ModelObjectiveOptions& opt) {
   double exact = 0, logprob = 0, kl_sum = 0;
-  RawScore r;
-  for (const SampleResult& x : s) {
+  MaskScore r;
+  for (const SampleTerms& x : s) {
     exact += x.exact;
     logprob += x.logprob;
     kl_sum += x.kl;

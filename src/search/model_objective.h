@@ -36,14 +36,14 @@ struct ModelObjectiveOptions {
   std::string progress_label;
 };
 
-// One sample's scores under a candidate: `value` is its share of S (RawScore::per_sample).
-struct SampleResult {
+// One calibration sample's terms of a candidate's MaskScore: `value` is its share of S (MaskScore::per_sample).
+struct SampleTerms {
   double exact = 0, logprob = 0, kl = 0, value = 0;
 };
-// The RawScore of per-sample results given in sample order. The one place the means are summed,
+// The MaskScore of per-sample results given in sample order. The one place the means are summed,
 // so a run that gathers the results of sample shards (search/distributed_objective.h) gets the
 // bits one process gets.
-RawScore combine_samples(const std::vector<SampleResult>& s, const ModelObjectiveOptions& opt);
+MaskScore combine_samples(const std::vector<SampleTerms>& s, const ModelObjectiveOptions& opt);
 // The journal description of a model objective over `samples`.
 std::string describe_model_objective(const Model& m, const std::vector<TaskSample>& samples,
                                      const ModelObjectiveOptions& opt);
@@ -53,11 +53,11 @@ class ModelObjective : public Objective {
   ModelObjective(const Model& m, std::vector<TaskSample> samples, ModelObjectiveOptions opt);
   int n_layers() const override { return L_; }
   int n_heads() const override { return H_; }
-  RawScore evaluate(const HeadBits& swa) override {
+  MaskScore evaluate(const HeadBits& swa) override {
     return combine_samples(evaluate_samples(swa), opt_);
   }
   // Each sample's result, in sample order (counted in stats() as one evaluation).
-  std::vector<SampleResult> evaluate_samples(const HeadBits& swa);
+  std::vector<SampleTerms> evaluate_samples(const HeadBits& swa);
   std::string describe() const override;
   ObjectiveStats stats() const override { return stats_; }
 
@@ -85,6 +85,7 @@ class ModelObjective : public Objective {
   std::vector<float> embedded_;  // input of layer 0, all samples
   PrefixStateCache cache_;
   ObjectiveStats stats_;
+  Workspace ws_;  // the forward passes' scratch, kept across evaluations
 };
 
 }  // namespace bosch::search

@@ -11,7 +11,8 @@ namespace bosch::search {
 
 using HeadBits = std::vector<uint8_t>;
 
-struct RawScore {
+// The objective's score of one candidate mask, raw: before the evaluator normalises it (S^).
+struct MaskScore {
   double value = 0;         // S: what the search maximises
   double exact_rate = 0;    // fraction of samples answered exactly (0 for objectives without it)
   double mean_logprob = 0;  // mean answer log-probability (0 where not meaningful)
@@ -39,7 +40,7 @@ class Objective {
   virtual int n_layers() const = 0;
   virtual int n_heads() const = 0;  // KV heads per layer
   // Must be deterministic: the same bits always give the same score (resume relies on it).
-  virtual RawScore evaluate(const HeadBits& swa) = 0;
+  virtual MaskScore evaluate(const HeadBits& swa) = 0;
   // Identifies the objective (and its data) in the journal header, so a journal is not resumed
   // against another objective.
   virtual std::string describe() const = 0;

@@ -45,8 +45,8 @@ std::vector<NamedRanking> sweep_rankings(Evaluator& ev) {
   ev.set_stage("sweep");
   Progress progress("search starts (single-head sweep)", N);
   ev.set_progress(&progress);
-  const RawScore full = ev.evaluate(HeadBits(N, 0)).raw;
-  std::vector<RawScore> single(N);
+  const MaskScore full = ev.evaluate(HeadBits(N, 0)).raw;
+  std::vector<MaskScore> single(N);
   bool has_logprob = full.mean_logprob != 0;
   for (size_t i = 0; i < N; ++i) {
     HeadBits b(N, 0);

@@ -169,13 +169,13 @@ SimulatedObjective::SimulatedObjective(std::shared_ptr<const SimulatedModel> m, 
   }
 }
 
-RawScore SimulatedObjective::evaluate(const HeadBits& swa) {
+MaskScore SimulatedObjective::evaluate(const HeadBits& swa) {
   const std::vector<double> ret = m_->retrieval(swa);
   const double pairs_swa = m_->pair_cost(swa);
   std::vector<int> on;  // the SWA heads
   for (size_t h = 0; h < swa.size(); ++h)
     if (swa[h]) on.push_back(static_cast<int>(h));
-  RawScore r;
+  MaskScore r;
   const double w = m_->params.logprob_weight;
   for (size_t s = 0; s < u_.size(); ++s) {
     const std::vector<double>& local = m_->local[family_[s]];

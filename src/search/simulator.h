@@ -88,7 +88,7 @@ class SimulatedObjective : public Objective {
   SimulatedObjective(std::shared_ptr<const SimulatedModel> m, SimulatedSplit split);
   int n_layers() const override { return m_->params.n_layers; }
   int n_heads() const override { return m_->params.n_heads; }
-  RawScore evaluate(const HeadBits& swa) override;
+  MaskScore evaluate(const HeadBits& swa) override;
   std::string describe() const override;
   ObjectiveStats stats() const override { return stats_; }
   const SimulatedModel& model() const { return *m_; }

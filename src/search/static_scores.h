@@ -116,8 +116,8 @@ HeadScores proxy_scores(const Model& m, const std::vector<TaskSample>& calib, in
 //        report no log-probability (all zero) fall back to the raw score S.
 struct SingleHeadSweep {
   HeadScores ablation, gate;
-  RawScore full;
-  std::vector<RawScore> single;  // per head
+  MaskScore full;
+  std::vector<MaskScore> single;  // per head
   int64_t evaluations = 0;
   bool gate_uses_logprob = true;
 };

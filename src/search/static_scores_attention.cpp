@@ -71,8 +71,9 @@ void for_each_attention_row(const Model& m, const std::vector<int32_t>& tokens,
       v(static_cast<size_t>(n) * nkv * hd);
   m.embed(tokens.data(), n, hidden.data());
   const AttentionPlan full = m.full_plan();
+  Workspace ws;  // scratch of the per-layer forward calls below
   for (int l = 0; l < c.n_layers; ++l) {
-    m.attention_inputs(l, hidden.data(), n, 0, q.data(), k.data(), v.data());
+    m.attention_inputs(l, hidden.data(), n, 0, q.data(), k.data(), v.data(), &ws);
     parallel_for(nh, [&](size_t b, size_t e) {
       std::vector<float> p(n);
       for (size_t qh = b; qh < e; ++qh) {
@@ -92,7 +93,7 @@ void for_each_attention_row(const Model& m, const std::vector<int32_t>& tokens,
         }
       }
     });
-    if (l + 1 < c.n_layers) m.forward_layers(l, l + 1, hidden.data(), n, 0, full);
+    if (l + 1 < c.n_layers) m.forward_layers(l, l + 1, hidden.data(), n, 0, full, nullptr, &ws);
   }
 }
 

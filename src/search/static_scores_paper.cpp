@@ -58,6 +58,7 @@ HeadScores qada_scores(const Model& m, const std::vector<TaskSample>& calib, int
   std::vector<double> acc(static_cast<size_t>(c.n_layers) * nh, 0);
   int64_t n_rows = 0;
   const AttentionPlan full = m.full_plan();
+  Workspace ws;  // scratch of the per-layer forward calls below
   for (const auto& s : calib) {
     const std::vector<int32_t> tokens = forced_tokens(s);
     const int n = static_cast<int>(tokens.size());
@@ -69,7 +70,7 @@ HeadScores qada_scores(const Model& m, const std::vector<TaskSample>& calib, int
         v(static_cast<size_t>(n) * nkv * hd);
     m.embed(tokens.data(), n, hidden.data());
     for (int l = 0; l < c.n_layers; ++l) {
-      m.attention_inputs(l, hidden.data(), n, 0, q.data(), k.data(), v.data());
+      m.attention_inputs(l, hidden.data(), n, 0, q.data(), k.data(), v.data(), &ws);
       parallel_for(nkv, [&](size_t b, size_t e) {
         std::vector<double> sum(hd), outer(static_cast<size_t>(hd) * hd);
         std::vector<double> local;
@@ -116,7 +117,7 @@ HeadScores qada_scores(const Model& m, const std::vector<TaskSample>& calib, int
           }
         }
       });
-      if (l + 1 < c.n_layers) m.forward_layers(l, l + 1, hidden.data(), n, 0, full);
+      if (l + 1 < c.n_layers) m.forward_layers(l, l + 1, hidden.data(), n, 0, full, nullptr, &ws);
     }
   }
   check(n_rows > 0, "QAdA score: every calibration sample is shorter than window + sinks = {}", window + sinks);
@@ -130,6 +131,7 @@ HeadScores proxy_scores(const Model& m, const std::vector<TaskSample>& calib, in
   const int L = c.n_layers, H = c.n_kv_heads, d = c.d_model;
   HeadScores s{L, H, std::vector<double>(static_cast<size_t>(L) * H, 0)};
   const AttentionPlan full = m.full_plan();
+  Workspace ws;  // scratch of the per-layer forward calls below
   for (const auto& smp : calib) {
     const std::vector<int32_t> tokens = forced_tokens(smp);
     const int n = static_cast<int>(tokens.size());
@@ -141,7 +143,7 @@ HeadScores proxy_scores(const Model& m, const std::vector<TaskSample>& calib, in
     std::vector<float> h = base;
     for (int l = 0; l < L; ++l) {
       inputs[l] = h;
-      m.forward_layers(l, l + 1, h.data(), n, 0, full);
+      m.forward_layers(l, l + 1, h.data(), n, 0, full, nullptr, &ws);
     }
     const std::vector<float>& out_full = h;
     double norm = 0;
@@ -154,7 +156,7 @@ HeadScores proxy_scores(const Model& m, const std::vector<TaskSample>& calib, in
         one[static_cast<size_t>(l) * H + kvh] = 1;
         const AttentionPlan plan = AttentionPlan::from_bits(L, H, one, window, sinks);
         std::vector<float> x = inputs[l];
-        m.forward_layers(l, L, x.data(), n, 0, plan);
+        m.forward_layers(l, L, x.data(), n, 0, plan, nullptr, &ws);
         double dist = 0;
         for (int i = row0; i < n; ++i)
           for (int y = 0; y < d; ++y) {

@@ -24,7 +24,7 @@ SyntheticObjective::SyntheticObjective(int n_layers, int n_heads, std::vector<do
           "synthetic objective: pair ({}, {}) out of range", p.a, p.b);
 }
 
-RawScore SyntheticObjective::evaluate(const HeadBits& swa) {
+MaskScore SyntheticObjective::evaluate(const HeadBits& swa) {
   if (fail_after_ == 0) throw std::runtime_error("synthetic objective: simulated kill");
   if (fail_after_ > 0) --fail_after_;
   calls_.push_back(swa);

@@ -24,7 +24,7 @@ class SyntheticObjective : public Objective {
                      std::vector<PairTerm> pairs = {});
   int n_layers() const override { return n_layers_; }
   int n_heads() const override { return n_heads_; }
-  RawScore evaluate(const HeadBits& swa) override;
+  MaskScore evaluate(const HeadBits& swa) override;
   double value(const HeadBits& swa) const;  // S, without bookkeeping
   std::string describe() const override;
   ObjectiveStats stats() const override { return stats_; }

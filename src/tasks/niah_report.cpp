@@ -23,7 +23,7 @@ std::optional<double> normalized_score(double s, double s_full, double s_allswa)
   return (s - s_allswa) / den;
 }
 
-void TaskReport::add(const TaskSample& sample, const SampleScore& score) {
+void TaskReport::add(const TaskSample& sample, const TaskSampleScore& score) {
   int pm = permille(sample.depth);
   overall_.add(score);
   family_[sample.family].add(score);

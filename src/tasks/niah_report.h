@@ -17,7 +17,7 @@ namespace bosch {
 struct ScoreStats {
   int n = 0;
   double score_sum = 0, logprob_sum = 0;
-  void add(const SampleScore& s) { ++n; score_sum += s.score; logprob_sum += s.mean_logprob; }
+  void add(const TaskSampleScore& s) { ++n; score_sum += s.score; logprob_sum += s.mean_logprob; }
   double exact_match() const { return n ? score_sum / n : 0; }
   double mean_logprob() const { return n ? logprob_sum / n : 0; }
   nlohmann::ordered_json to_json() const;  // {n, exact_match, mean_answer_logprob}
@@ -28,7 +28,7 @@ std::optional<double> normalized_score(double s, double s_full, double s_allswa)
 
 class TaskReport {
  public:
-  void add(const TaskSample& sample, const SampleScore& score);
+  void add(const TaskSample& sample, const TaskSampleScore& score);
   const ScoreStats& overall() const { return overall_; }
   const std::map<std::string, ScoreStats>& per_family() const { return family_; }
   const std::map<int, ScoreStats>& per_length() const { return length_; }

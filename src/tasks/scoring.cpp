@@ -17,10 +17,10 @@ ScoreMode parse_score_mode(const std::string& s) {
   fail("--mode: expected 'tf' (teacher-forced) or 'generate', got '{}'", s);
 }
 
-SampleScore score_sample_from_hidden(const Model& m, const float* hidden, const TaskSample& s) {
+TaskSampleScore score_sample_from_hidden(const Model& m, const float* hidden, const TaskSample& s) {
   check(!s.answers.empty(), "task sample ({}): no answers to score", s.family);
   const int n_prompt = static_cast<int>(s.prompt_ids.size());
-  SampleScore out;
+  TaskSampleScore out;
   int right = 0;
   double lp = 0;
   for (const auto& a : s.answers) {
@@ -39,7 +39,7 @@ SampleScore score_sample_from_hidden(const Model& m, const float* hidden, const 
 
 int first_scored_row(const TaskSample& s) { return static_cast<int>(s.prompt_ids.size()) - 1; }
 
-SampleScore score_sample(const Model& m, const AttentionPlan& plan, const TaskSample& s) {
+TaskSampleScore score_sample(const Model& m, const AttentionPlan& plan, const TaskSample& s) {
   check(!s.prompt_ids.empty() && !s.continuation_ids.empty(),
         "task sample ({}): empty prompt or continuation", s.family);
   std::vector<int32_t> seq(s.prompt_ids);
@@ -66,9 +66,9 @@ double string_match_all(const std::string& pred, const std::vector<std::string>&
   return static_cast<double>(found) / refs.size();
 }
 
-SampleScore score_sample_generate(const Model& m, const Tokenizer& tok, const AttentionPlan& plan,
+TaskSampleScore score_sample_generate(const Model& m, const Tokenizer& tok, const AttentionPlan& plan,
                                   const TaskSample& s, int max_new_tokens) {
-  SampleScore out = score_sample(m, plan, s);
+  TaskSampleScore out = score_sample(m, plan, s);
   SamplingParams p;
   p.temperature = 0;
   p.max_tokens = max_new_tokens > 0 ? max_new_tokens
@@ -88,12 +88,12 @@ SampleScore score_sample_generate(const Model& m, const Tokenizer& tok, const At
   return out;
 }
 
-std::vector<SampleScore> score_samples(const Model& m, const AttentionPlan& plan,
+std::vector<TaskSampleScore> score_samples(const Model& m, const AttentionPlan& plan,
                                        const std::vector<TaskSample>& samples,
                                        const ScoreOptions& opt) {
   check(opt.mode != ScoreMode::generate || opt.tokenizer != nullptr,
         "generation scoring needs the tokenizer");
-  std::vector<SampleScore> out;
+  std::vector<TaskSampleScore> out;
   out.reserve(samples.size());
   std::unique_ptr<Progress> progress;
   if (opt.progress) progress = std::make_unique<Progress>(opt.progress_label, samples.size());

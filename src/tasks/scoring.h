@@ -21,12 +21,14 @@ namespace bosch {
 enum class ScoreMode { teacher_forced, generate };
 ScoreMode parse_score_mode(const std::string& s);  // "tf" | "teacher-forced" | "generate"
 
+// One answer of a sample (AnswerResult) and the whole sample (TaskSampleScore); the search
+// turns these into its own scores of a mask (search/objective.h: MaskScore).
 struct AnswerResult {
   bool correct = false;     // teacher-forced: all tokens argmax
   double mean_logprob = 0;  // mean log p over the answer's tokens
 };
 
-struct SampleScore {
+struct TaskSampleScore {
   double score = 0;         // fraction of answers right in the chosen mode (the metric)
   bool exact = false;       // score == 1
   double mean_logprob = 0;  // mean over answers of their mean token log-prob (teacher-forced)
@@ -36,17 +38,17 @@ struct SampleScore {
 };
 
 // Teacher-forced score of one sample.
-SampleScore score_sample(const Model& m, const AttentionPlan& plan, const TaskSample& s);
+TaskSampleScore score_sample(const Model& m, const AttentionPlan& plan, const TaskSample& s);
 // The same from hidden states after the last layer (final norm not applied) for the tokens
 // prompt_ids + continuation_ids without the last one: for callers that cache lower layers.
-SampleScore score_sample_from_hidden(const Model& m, const float* hidden, const TaskSample& s);
+TaskSampleScore score_sample_from_hidden(const Model& m, const float* hidden, const TaskSample& s);
 // The first hidden row score_sample_from_hidden reads (the one predicting the first continuation
 // token): a last layer run from it on (Model::forward_last_rows) is all scoring needs.
 int first_scored_row(const TaskSample& s);
 // Greedy generation + string_match_all; also fills the teacher-forced fields.
 // max_new_tokens <= 0: max(64, 2 * continuation tokens). Stops at end-of-generation tokens or
 // once every answer has appeared.
-SampleScore score_sample_generate(const Model& m, const Tokenizer& tok, const AttentionPlan& plan,
+TaskSampleScore score_sample_generate(const Model& m, const Tokenizer& tok, const AttentionPlan& plan,
                                   const TaskSample& s, int max_new_tokens = 0);
 
 // RULER string_match_all for one prediction: fraction of refs found in pred (ASCII
@@ -61,7 +63,7 @@ struct ScoreOptions {
   bool progress = true;
 };
 // Scores samples in order, with progress and ETA on stderr.
-std::vector<SampleScore> score_samples(const Model& m, const AttentionPlan& plan,
+std::vector<TaskSampleScore> score_samples(const Model& m, const AttentionPlan& plan,
                                        const std::vector<TaskSample>& samples,
                                        const ScoreOptions& opt = {});
 

@@ -1,6 +1,6 @@
 """GGUF exports checked by llama.cpp itself (node-llama-cpp 3.22.1, CPU prebuilt from npm).
 
-For stories260K (../shared) and a random Qwen2-shaped model from `bosch make-random --format gguf`:
+For stories260K (../shared) and random Qwen2- and Qwen3-MoE-shaped models from `bosch make-random --format gguf`:
 the unmasked file and its `bosch export-mask --format gguf` copy must load in llama.cpp, the
 greedy tokens of llama.cpp and `bosch generate --temperature 0` on the unmasked file must be the
 same, and the masked copy must generate (llama.cpp ignores bosch.* keys, so the same tokens as
@@ -97,6 +97,11 @@ def main():
     run(BOSCH, "make-random", "--arch", "qwen2", "--like", "tiny", "--format", "gguf", "--dtype", "f32",
         "--seed", "3", "--out", rand)
     cases.append(("random qwen2 tiny", rand, "hello world", [104, 101, 108, 108, 111, 279, 111, 114, 108, 100]))
+    # qwen3moe: llama.cpp reads the stacked expert tensors and routes as bosch does.
+    moe = os.path.join(WORK, "qwen3moe-tiny.gguf")
+    run(BOSCH, "make-random", "--arch", "qwen3moe", "--like", "tiny", "--format", "gguf", "--dtype", "f32",
+        "--seed", "3", "--out", moe)
+    cases.append(("random qwen3moe tiny", moe, "hello world", [104, 101, 108, 108, 111, 279, 111, 114, 108, 100]))
     if os.path.exists(STORIES):
         cases.append(("stories260K", STORIES, "Once upon a time", None))
     else:
@@ -105,9 +110,9 @@ def main():
     for name, model, text, ids in cases:
         if ids is None:  # the prompt as bosch tokenizes it
             ids = [int(t) for t in run(BOSCH, "tokenize", model, input=text).stdout.split()]
-        mask = os.path.join(WORK, name.split()[0] + ".mask.json")
+        mask = os.path.join(WORK, name.replace(" ", "_") + ".mask.json")
         n_swa = write_mask(model, mask)
-        masked = os.path.join(WORK, name.split()[0] + ".masked.gguf")
+        masked = os.path.join(WORK, name.replace(" ", "_") + ".masked.gguf")
         run(BOSCH, "export-mask", mask, "--format", "gguf", "--model", model, "--out", masked)
         out, f = info(masked)
         if "metadata" not in f.get("mask", "") or f"{n_swa}/" not in f.get("mask", ""):

@@ -1,7 +1,8 @@
 // An independent, naive forward pass written from the model definitions (Hugging Face
-// Llama/Qwen2/Qwen3 modelling code), double precision, no shared kernels: the reference the
+// Llama/Qwen2/Qwen3/Qwen3-MoE modelling code), double precision, no shared kernels: the reference the
 // engine's fast path is compared with.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -27,6 +28,37 @@ inline std::vector<double> ref_linear(const std::vector<float>& W, const std::ve
   for (size_t o = 0; o < out; ++o)
     for (size_t i = 0; i < in; ++i) y[o] += W[o * in + i] * x[i];
   return y;
+}
+
+// Qwen3-MoE feed-forward as Hugging Face's Qwen3MoeSparseMoeBlock defines it: softmax over every
+// expert's router logit, the k most probable (stable order: the lower index first on ties),
+// their probabilities rescaled to sum 1 when norm_topk_prob, the weighted sum of their SwiGLU
+// outputs. Stacked expert weights: gate/up [n_expert, ff, d], down [n_expert, d, ff].
+inline std::vector<double> ref_moe(const ModelConfig& c, const LayerWeights& L, const std::vector<double>& x) {
+  const size_t E = c.n_expert, k = c.n_expert_used, ff = c.d_ff_expert, d = c.d_model;
+  std::vector<double> p = ref_linear(L.w_router, x, E);
+  const double mx = *std::max_element(p.begin(), p.end());
+  double z = 0;
+  for (double& v : p) z += (v = std::exp(v - mx));
+  for (double& v : p) v /= z;
+  std::vector<size_t> order(E);
+  for (size_t e = 0; e < E; ++e) order[e] = e;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b]; });
+  double top = 0;
+  for (size_t j = 0; j < k; ++j) top += p[order[j]];
+  std::vector<double> out(d, 0.0);
+  for (size_t j = 0; j < k; ++j) {
+    const size_t e = order[j];
+    const double w = c.norm_topk_prob ? p[e] / top : p[e];
+    auto slice = [&](const std::vector<float>& all, size_t per) {
+      return std::vector<float>(all.begin() + e * per, all.begin() + (e + 1) * per);
+    };
+    auto g = ref_linear(slice(L.w_gate_exps, ff * d), x, ff), u = ref_linear(slice(L.w_up_exps, ff * d), x, ff);
+    for (size_t i = 0; i < ff; ++i) g[i] = g[i] / (1 + std::exp(-g[i])) * u[i];
+    auto y = ref_linear(slice(L.w_down_exps, d * ff), g, d);
+    for (size_t i = 0; i < d; ++i) out[i] += w * y[i];
+  }
+  return out;
 }
 
 // Logits [n, vocab] for every position.
@@ -96,6 +128,11 @@ inline std::vector<double> reference_forward(const ModelConfig& c, const ModelWe
       auto o = ref_linear(L.wo, att, d);
       for (size_t i = 0; i < d; ++i) h[t][i] += o[i];
       auto x = ref_rmsnorm(h[t], L.ffn_norm, c.norm_eps);
+      if (c.is_moe()) {
+        auto y = ref_moe(c, L, x);
+        for (size_t i = 0; i < d; ++i) h[t][i] += y[i];
+        continue;
+      }
       auto gate = ref_linear(L.w_gate, x, c.d_ff), up = ref_linear(L.w_up, x, c.d_ff);
       for (size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1 + std::exp(-gate[i])) * up[i];
       auto dn = ref_linear(L.w_down, gate, d);

@@ -26,7 +26,7 @@ std::vector<TaskSample> random_samples(int n, uint64_t seed, int vocab) {
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
-void expect_same(const RawScore& a, const RawScore& b) {
+void expect_same(const MaskScore& a, const MaskScore& b) {
   EXPECT_TRUE(same_bits(a.value, b.value)) << a.value << " vs " << b.value;
   EXPECT_TRUE(same_bits(a.exact_rate, b.exact_rate));
   EXPECT_TRUE(same_bits(a.mean_logprob, b.mean_logprob));
@@ -75,7 +75,7 @@ TEST(DistributedObjective, ShardsCombinedInOrderGiveTheBitsOfOneObjective) {
       HeadBits bits(static_cast<size_t>(L) * H);
       for (auto& x : bits) x = rng.below(2);
       if (t % 2) bits[bits.size() - 1] ^= 1;
-      std::vector<SampleResult> all;
+      std::vector<SampleTerms> all;
       for (auto& s : shards) {
         const auto part = s->evaluate_samples(bits);
         all.insert(all.end(), part.begin(), part.end());

@@ -48,11 +48,11 @@ TEST(ModelObjective, CachedScoresEqualTheNaiveReference) {
       const int from = static_cast<int>(rng.below(L));  // change some heads from layer `from` up
       for (int i = from * H; i < L * H; ++i)
         if (rng.below(3) == 0) cand[i] ^= 1;
-      RawScore got = obj.evaluate(cand);
+      MaskScore got = obj.evaluate(cand);
       const AttentionPlan plan = AttentionPlan::from_bits(L, H, cand, 8, 2);
       double exact = 0, lp = 0;
       for (const auto& s : samples) {
-        SampleScore ref = score_sample(*m, plan, s);
+        TaskSampleScore ref = score_sample(*m, plan, s);
         exact += ref.score, lp += ref.mean_logprob;
       }
       exact /= samples.size(), lp /= samples.size();
@@ -177,7 +177,7 @@ TEST(ModelObjective, KlTermEqualsTheReferenceDivergence) {
     kl_mean += kl / rows / samples.size();
   }
   EXPECT_GT(kl_mean, 1e-4);  // the mask changes the answer distributions
-  const RawScore a = plain.evaluate(bits), b = with_kl.evaluate(bits);
+  const MaskScore a = plain.evaluate(bits), b = with_kl.evaluate(bits);
   EXPECT_NEAR(b.value, a.value - 0.5 * kl_mean, 1e-4 * (1 + kl_mean));
   EXPECT_EQ(a.exact_rate, b.exact_rate);
   // The full model is at distance 0 from itself.

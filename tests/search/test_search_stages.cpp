@@ -378,11 +378,11 @@ class CliffObjective : public Objective {
  public:
   int n_layers() const override { return 4; }
   int n_heads() const override { return 4; }
-  RawScore evaluate(const HeadBits& b) override {
+  MaskScore evaluate(const HeadBits& b) override {
     int layer1 = 0, others = 0;
     for (int l = 0; l < 4; ++l)
       for (int h = 0; h < 4; ++h) (l == 1 ? layer1 : others) += b[l * 4 + h];
-    RawScore r;
+    MaskScore r;
     r.value = (layer1 > 2 ? 0.0 : 1.0) - 0.01 * others;
     return r;
   }

@@ -55,7 +55,7 @@ TEST(Simulator, InstancesAreReproducibleAndSplitsIndependent) {
   EXPECT_NE(a->success(z), c->success(z));
   SimulatedObjective cal(a, SimulatedSplit::calibration), cal2(b, SimulatedSplit::calibration),
       test(a, SimulatedSplit::test);
-  const RawScore r1 = cal.evaluate(z), r2 = cal2.evaluate(z), rt = test.evaluate(z);
+  const MaskScore r1 = cal.evaluate(z), r2 = cal2.evaluate(z), rt = test.evaluate(z);
   EXPECT_EQ(r1.per_sample, r2.per_sample);
   EXPECT_EQ(r1.per_sample.size(), 64u);
   EXPECT_EQ(rt.per_sample.size(), 512u);
@@ -156,10 +156,10 @@ TEST(Simulator, SamplesOfAFamilyLeanOnTheirOwnHeads) {
   SimulatedObjective cal(m, SimulatedSplit::calibration);
   // per_sample = exact (0 or 1) + 0.01 log p_s, and 0.01 log p_s > -0.14: the log part is what
   // is left after removing the 0/1.
-  auto log_part = [](const RawScore& x, int s) { return x.per_sample[s] - (x.per_sample[s] > 0.5 ? 1.0 : 0.0); };
+  auto log_part = [](const MaskScore& x, int s) { return x.per_sample[s] - (x.per_sample[s] > 0.5 ? 1.0 : 0.0); };
   HeadBits z(288, 0);
   for (int i = 0; i < 288; i += 2) z[i] = 1;
-  const RawScore half = cal.evaluate(z), full = cal.evaluate(HeadBits(288, 0));
+  const MaskScore half = cal.evaluate(z), full = cal.evaluate(HeadBits(288, 0));
   // Samples 0 and 4 are both of family 0: with every head full they agree; with half the heads
   // SWA their own head factors make them differ.
   EXPECT_NEAR(log_part(full, 0), log_part(full, 4), 1e-12);

@@ -18,8 +18,8 @@ TaskSample sample(const std::string& family, int length, double depth) {
   s.depth = depth;
   return s;
 }
-SampleScore score(double v, double lp) {
-  SampleScore s;
+TaskSampleScore score(double v, double lp) {
+  TaskSampleScore s;
   s.score = v;
   s.exact = v == 1.0;
   s.mean_logprob = lp;
