@@ -23,7 +23,7 @@ struct SearchCliOptions {
   search::ExperimentOptions exp;  // model, calibration, window/sinks, cache (shared with compare)
   double alpha = 1.0;
   bool no_chat = false;
-  std::string starts = "locality,razor,retrieval,apl,qada";
+  std::string starts = search::kDefaultStarts;
 };
 
 void run_search(SearchCliOptions o) {

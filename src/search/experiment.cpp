@@ -97,6 +97,16 @@ std::vector<NamedRanking> start_rankings(Experiment& e, const std::string& list,
                  e.spec.spec.c_str());
     return out;
   }
+  if (!e.spec.has_needles()) {
+    const auto it = std::find(names.begin(), names.end(), "retrieval");
+    if (it != names.end()) {
+      check(list == kDefaultStarts, "--starts retrieval: the retrieval score needs needles (niah or longbench "
+            "calibration), not --objective {}", e.spec.spec);
+      names.erase(it);
+      std::fprintf(stderr, "search: retrieval left out of the default starts (no needles in a %s calibration)\n",
+                   e.spec.spec.c_str());
+    }
+  }
   BaselineInputs in = e.baseline_inputs();
   in.seed = seed;
   BaselineRunner runner(in);

@@ -73,3 +73,22 @@ TEST(DefaultsCli, SearchBaselineAndCompareRunWithOnlyTheRatio) {
   EXPECT_TRUE(c["results"][1].contains("vs_best_baseline"));
   std::filesystem::remove_all(dir);
 }
+
+// A text objective with the default starts: retrieval (which needs needles) is left out, the
+// search runs; naming retrieval explicitly is a clear error.
+TEST(DefaultsCli, SearchOnATextObjectiveRunsWithTheDefaultStarts) {
+  const auto dir = temp_dir("bosch_defaults_text");
+  const auto log = dir / "log.txt";
+  std::string text;
+  for (int i = 0; i < 60; ++i) text += "The little cat sat on the warm mat and looked at the birds in the tree. ";
+  bosch::write_file_atomic((dir / "calib.txt").string(), text);
+  const auto mask = (dir / "m.json").string();
+  const std::string common = "search --ratio 0.5 --objective text:" + (dir / "calib.txt").string() +
+                             " --lengths 256 --samples 2 --budget-probe 2 --budget-group 2 --budget-polish 2 --out " + mask;
+  ASSERT_EQ(run(common, log), 0) << bosch::read_file(log.string());
+  EXPECT_EQ(swa_count(nlohmann::json::parse(bosch::read_file(mask))), 16);
+  EXPECT_NE(run(common + " --starts retrieval,locality", log), 0);
+  EXPECT_NE(bosch::read_file(log.string()).find("--starts retrieval: the retrieval score needs needles"), std::string::npos)
+      << bosch::read_file(log.string());
+  std::filesystem::remove_all(dir);
+}
