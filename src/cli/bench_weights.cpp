@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
-#include "kernels/qdot.h"
+#include "kernels/dispatch.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
 #include "util/error.h"
@@ -80,7 +80,7 @@ void run(const WeightsOptions& o) {
   std::string mix;
   for (const auto& [type, cb] : ws.types) mix += fmt::format(" {} x{} ({})", type, cb.first, gib(cb.second));
   fmt::print("model {} ({} layers, d={}, vocab {}), loaded in {:.2f} s\n", path, c.n_layers, c.d_model, c.vocab_size, load_s);
-  fmt::print("weights:{}; decode dot kernels: {}, {} threads\n\n", mix, dot_kernel_name(), num_threads());
+  fmt::print("weights:{}; kernels: {}, {} threads\n\n", mix, kernels::kernels_description(), num_threads());
 
   std::mt19937 rng(1);
   std::vector<int32_t> prompt(static_cast<size_t>(o.tokens));

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
-#include "kernels/qdot.h"
+#include "kernels/dispatch.h"
 #include "masks/model_plan.h"
 #include "model/hybrid_kv_cache.h"
 #include "model/model.h"
@@ -46,7 +46,7 @@ void run_info(const InfoOptions& o) {
   fmt::print("rope theta   {}{}\n", c.rope_theta, c.rope_scaling.enabled ? " (llama3 scaling)" : "");
   fmt::print("qk norm      {}\n", c.qk_norm ? "yes" : "no");
   fmt::print("embeddings   {}\n", c.tied_embeddings ? "tied" : "untied");
-  fmt::print("compute      float32 activations; decode dot kernels: {}\n", dot_kernel_name());
+  fmt::print("compute      float32 activations\nkernels      {}\n", kernels::kernels_description());
   const Model::WeightSummary ws = m->weight_summary();
   std::string mix;
   for (const auto& [type, cb] : ws.types)

@@ -15,24 +15,16 @@ struct MakeRandomOptions {
   uint64_t seed = 1;
 };
 
-DType parse_dtype(const std::string& s) {
-  if (s == "f32") return DType::F32;
-  if (s == "f16") return DType::F16;
-  if (s == "bf16") return DType::BF16;
-  if (s == "q8_0") return DType::Q8_0;
-  fail("--dtype '{}' is not known (expected f32, f16, bf16 or q8_0)", s);
-}
-
 void run(const MakeRandomOptions& o) {
   ModelConfig c = config_like(o.arch, o.like);
   if (o.layers > 0) c.n_layers = o.layers;
-  ModelWeights w = random_weights(c, o.seed);
-  DType t = parse_dtype(o.dtype);
   if (o.format == "hf") {
-    check(t != DType::Q8_0, "--dtype q8_0 is only for --format gguf (safetensors has no Q8_0)");
-    save_hf(c, w, o.out, t);
+    const GgufDtype t = parse_gguf_dtype(o.dtype);
+    check(t.base == DType::F32 || t.base == DType::F16 || t.base == DType::BF16,
+          "--dtype {} is only for --format gguf (safetensors holds f32, f16 or bf16)", o.dtype);
+    save_hf(c, random_weights(c, o.seed), o.out, t.base);
   } else if (o.format == "gguf") {
-    save_gguf(c, w, o.out, t);
+    save_gguf_random(c, o.seed, o.out, parse_gguf_dtype(o.dtype));  // streamed: any size fits
   } else {
     fail("--format '{}' is not known (expected hf or gguf)", o.format);
   }
@@ -43,10 +35,10 @@ void run(const MakeRandomOptions& o) {
 CommandRegistrar reg("make-random", "write a random-weight model with the shapes of a real one", [](CLI::App& app) {
   auto o = std::make_shared<MakeRandomOptions>();
   app.add_option("--arch", o->arch, "llama, qwen2, qwen3 or qwen3moe");
-  app.add_option("--like", o->like, "0.6b, 1.7b or tiny; qwen3moe: 30b-a3b or tiny");
+  app.add_option("--like", o->like, "0.6b, 1.7b, 8b, 14b (Qwen3 shapes) or tiny; qwen3moe: 30b-a3b or tiny");
   app.add_option("--layers", o->layers, "override the number of layers");
   app.add_option("--format", o->format, "hf (directory) or gguf (file)");
-  app.add_option("--dtype", o->dtype, "f32, f16, bf16 (q8_0 for gguf)");
+  app.add_option("--dtype", o->dtype, "f32, f16, bf16; for gguf also q8_0, q4_0, q4_k, q5_k, q6_k, q4_k_m, q5_k_m");
   app.add_option("--seed", o->seed, "weight seed");
   app.add_option("--out", o->out, "output directory (hf) or file (gguf)")->required();
   app.callback([o] { run(*o); });

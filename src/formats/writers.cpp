@@ -5,6 +5,7 @@
 #include <limits>
 #include <set>
 
+#include "formats/quantize.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
@@ -97,8 +98,17 @@ int64_t checked_numel(const std::string& who, const TensorToWrite& t) {
 }  // namespace
 
 std::vector<uint8_t> encode_f32(DType type, const float* src, size_t n) {
+  check(n % dtype_block(type) == 0, "encode_f32: {} values do not fill whole {} blocks of {}", n, dtype_name(type),
+        dtype_block(type));
   std::vector<uint8_t> out(dtype_bytes(type, n));
-  uint8_t* o = out.data();
+  encode_f32_into(type, src, n, out.data());
+  return out;
+}
+
+void encode_f32_into(DType type, const float* src, size_t n, uint8_t* o) {
+  check(n % dtype_block(type) == 0, "encode_f32: {} values do not fill whole {} blocks of {}", n, dtype_name(type),
+        dtype_block(type));
+  const size_t blocks = n / dtype_block(type);
   switch (type) {
     case DType::F32:
       if (n) std::memcpy(o, src, n * 4);
@@ -115,34 +125,23 @@ std::vector<uint8_t> encode_f32(DType type, const float* src, size_t n) {
         std::memcpy(o + 2 * i, &h, 2);
       }
       break;
-    case DType::Q8_0: {
-      // ggml's reference quantizer: d = max|x| / 127, q = round(x / d).
-      constexpr size_t B = 32;
-      for (size_t blk = 0; blk < n / B; ++blk) {
-        const float* x = src + blk * B;
-        uint8_t* p = o + blk * (2 + B);
-        float amax = 0;
-        for (size_t j = 0; j < B; ++j) amax = std::max(amax, std::fabs(x[j]));
-        float d = amax / 127.0f;
-        float id = d != 0 ? 1.0f / d : 0.0f;
-        uint16_t dh = f32_to_f16(d);
-        std::memcpy(p, &dh, 2);
-        for (size_t j = 0; j < B; ++j) {
-          float q = std::round(x[j] * id);
-          q = std::min(127.0f, std::max(-128.0f, q));
-          p[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(q));
-        }
-      }
-      break;
-    }
+    case DType::Q8_0: quant::quantize_q8_0(src, o, blocks); break;
+    case DType::Q4_0: quant::quantize_q4_0(src, o, blocks); break;
+    case DType::Q4_K: quant::quantize_q4_k(src, o, blocks); break;
+    case DType::Q5_K: quant::quantize_q5_k(src, o, blocks); break;
+    case DType::Q6_K: quant::quantize_q6_k(src, o, blocks); break;
     default:
-      fail("encode_f32: writing {} is not supported (F32, F16, BF16, Q8_0 are)", dtype_name(type));
+      fail("encode_f32: writing {} is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K are)",
+           dtype_name(type));
   }
-  return out;
 }
 
-void write_gguf(const std::string& path, const std::map<std::string, GGUFValue>& metadata,
-                const std::vector<TensorToWrite>& tensors, uint64_t alignment) {
+namespace {
+
+// Header, metadata and tensor infos, padded to the data section; checks every tensor (its
+// bytes too when given).
+std::string gguf_header(const std::string& path, const std::map<std::string, GGUFValue>& metadata,
+                        const std::vector<TensorToWrite>& tensors, uint64_t alignment, bool with_bytes) {
   check(alignment > 0 && (alignment & (alignment - 1)) == 0,
         "write_gguf '{}': alignment {} is not a power of two", path, alignment);
   std::map<std::string, GGUFValue> meta = metadata;
@@ -176,21 +175,48 @@ void write_gguf(const std::string& path, const std::map<std::string, GGUFValue>&
           t.name, t.shape.size());
     int64_t numel = checked_numel(who, t);
     size_t expect = dtype_bytes(t.type, static_cast<size_t>(numel));
-    check(t.bytes.size() == expect, "{}: tensor '{}': {} bytes given, {} {} elements need {}", who,
-          t.name, t.bytes.size(), numel, dtype_name(t.type), expect);
+    if (with_bytes)
+      check(t.bytes.size() == expect, "{}: tensor '{}': {} bytes given, {} {} elements need {}", who,
+            t.name, t.bytes.size(), numel, dtype_name(t.type), expect);
     put_string(out, t.name);
     put<uint32_t>(out, static_cast<uint32_t>(t.shape.size()));
     for (auto it = t.shape.rbegin(); it != t.shape.rend(); ++it) put<uint64_t>(out, *it);
     put<uint32_t>(out, ggml_type_id(t.type));
     put<uint64_t>(out, offset);
-    offset += (t.bytes.size() + alignment - 1) / alignment * alignment;
+    offset += (expect + alignment - 1) / alignment * alignment;
   }
   pad_to(out, alignment);
+  return out;
+}
+
+}  // namespace
+
+void write_gguf(const std::string& path, const std::map<std::string, GGUFValue>& metadata,
+                const std::vector<TensorToWrite>& tensors, uint64_t alignment) {
+  std::string out = gguf_header(path, metadata, tensors, alignment, true);
   for (const TensorToWrite& t : tensors) {
     out.append(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
     pad_to(out, alignment);
   }
   write_file_atomic(path, out);
+}
+
+void write_gguf_streamed(const std::string& path, const std::map<std::string, GGUFValue>& metadata,
+                         const std::vector<TensorToWrite>& tensors,
+                         const std::function<std::vector<uint8_t>(size_t)>& produce, uint64_t alignment) {
+  AtomicFileWriter f(path);
+  f.write(gguf_header(path, metadata, tensors, alignment, false));
+  const std::string zeros(alignment, '\0');
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const std::vector<uint8_t> bytes = produce(i);
+    const TensorToWrite& t = tensors[i];
+    const size_t expect = dtype_bytes(t.type, static_cast<size_t>(checked_numel("write_gguf", t)));
+    check(bytes.size() == expect, "write_gguf '{}': tensor '{}': {} bytes produced, {} expected", path, t.name,
+          bytes.size(), expect);
+    f.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    f.write(std::string_view(zeros.data(), (alignment - bytes.size() % alignment) % alignment));
+  }
+  f.commit();
 }
 
 GGUFValue gguf_int(int64_t v, uint32_t gguf_type) {

@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/isa.h"
+
 namespace bosch::kernels {
+inline namespace BOSCH_ISA {  // one copy per instruction set (kernels/isa.h)
 
 // 16 floats: one AVX-512 register, or two AVX2 registers (GCC/Clang vector extension).
 typedef float vf16 __attribute__((vector_size(64)));
@@ -89,4 +92,5 @@ inline double exp_shift_sum(float* x, int64_t n, float shift) {
   return s;
 }
 
+}  // namespace BOSCH_ISA
 }  // namespace bosch::kernels

@@ -8,16 +8,11 @@
 #include <vector>
 
 #include "kernels/blas_threads.h"
-#include "kernels/fast_exp.h"
+#include "kernels/dispatch.h"
 #include "util/error.h"
 #include "util/parallel.h"
 
 namespace bosch {
-
-using kernels::fast_exp;
-using kernels::vf16;
-using kernels::vf16_load;
-using kernels::vf16_store;
 
 void matmul_nt(const float* x, const float* w, float* y, int m, int n, int k, bool accumulate) {
   check(m >= 0 && n >= 0 && k >= 0, "matmul_nt: negative shape m={} n={} k={}", m, n, k);
@@ -47,20 +42,6 @@ void matmul_nt_reference(const float* x, const float* w, float* y, int m, int n,
 
 namespace {
 
-// Sum of squares with 16 independent float lanes (vectorises without reassociation flags).
-double sum_squares(const float* x, int n) {
-  vf16 acc{};
-  int i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const vf16 v = vf16_load(x + i);
-    acc += v * v;
-  }
-  double s = 0;
-  for (int l = 0; l < 16; ++l) s += acc[l];
-  for (; i < n; ++i) s += static_cast<double>(x[i]) * x[i];
-  return s;
-}
-
 // Rows per parallel chunk so that one chunk holds at least ~32K elements.
 size_t row_grain(int64_t row_len) { return static_cast<size_t>(std::max<int64_t>(1, 32768 / std::max<int64_t>(1, row_len))); }
 
@@ -68,12 +49,10 @@ size_t row_grain(int64_t row_len) { return static_cast<size_t>(std::max<int64_t>
 
 void rmsnorm(const float* x, const float* weight, float* out, int rows, int dim, float eps) {
   if (rows <= 0 || dim <= 0) return;
+  const kernels::KernelSet& ks = kernels::active_kernels();  // ops_kernels.h
   parallel_for(rows, [&](size_t b, size_t e) {
     for (size_t r = b; r < e; ++r) {
-      const float* xr = x + r * dim;
-      float* o = out + r * dim;
-      const float inv = static_cast<float>(1.0 / std::sqrt(sum_squares(xr, dim) / dim + eps));
-      for (int i = 0; i < dim; ++i) o[i] = xr[i] * inv * weight[i];
+      ks.rmsnorm_row(x + r * dim, weight, out + r * dim, dim, eps);
     }
   }, row_grain(dim));
 }
@@ -111,42 +90,22 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
   if (n <= 0) return;
   constexpr int64_t kChunk = 4096;
   const size_t chunks = static_cast<size_t>((n + kChunk - 1) / kChunk);
+  const kernels::KernelSet& ks = kernels::active_kernels();
   parallel_for(chunks, [&](size_t b, size_t e) {
     const int64_t i0 = static_cast<int64_t>(b) * kChunk;
     const int64_t i1 = std::min<int64_t>(n, static_cast<int64_t>(e) * kChunk);
-    int64_t i = i0;
-    for (; i + 16 <= i1; i += 16) {
-      const vf16 g = vf16_load(gate + i);
-      // silu(g) = g / (1 + exp(-g)); fast_exp clamps, so no inf/NaN for large |g|.
-      vf16_store(out + i, g / (1.0f + fast_exp(-g)) * vf16_load(up + i));
-    }
-    for (; i < i1; ++i) out[i] = gate[i] / (1.0f + fast_exp(-gate[i])) * up[i];
+    ks.swiglu(gate + i0, up + i0, out + i0, i1 - i0);
   }, 8);
 }
 
-namespace {
-float max_of(const float* x, int n) {
-  vf16 m = kernels::vf16_splat(-std::numeric_limits<float>::infinity());
-  int i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const vf16 v = vf16_load(x + i);
-    m = v > m ? v : m;
-  }
-  float r = -std::numeric_limits<float>::infinity();
-  for (int l = 0; l < 16; ++l) r = std::max(r, m[l]);
-  for (; i < n; ++i) r = std::max(r, x[i]);
-  return r;
-}
-}  // namespace
-
 double softmax_inplace(float* x, int n) {
   if (n <= 0) return -std::numeric_limits<double>::infinity();
-  const float m = max_of(x, n);
+  const float m = kernels::active_kernels().max_of(x, n);
   if (m == -std::numeric_limits<float>::infinity()) {  // every entry impossible: all zeros
     std::fill(x, x + n, 0.0f);
     return -std::numeric_limits<double>::infinity();
   }
-  const double s = kernels::exp_shift_sum(x, n, m);
+  const double s = kernels::active_kernels().exp_shift_sum(x, n, m);
   const float inv = static_cast<float>(1.0 / s);
   for (int i = 0; i < n; ++i) x[i] *= inv;
   return m + std::log(s);
@@ -154,7 +113,7 @@ double softmax_inplace(float* x, int n) {
 
 double log_sum_exp(const float* x, int n) {
   if (n <= 0) return -std::numeric_limits<double>::infinity();
-  const float m = max_of(x, n);
+  const float m = kernels::active_kernels().max_of(x, n);
   if (!std::isfinite(m)) return m;  // all -inf, an inf or a NaN decides the result
   // exp(x - m) in chunks on the stack, summed in double.
   double s = 0;
@@ -162,7 +121,7 @@ double log_sum_exp(const float* x, int n) {
   for (int i = 0; i < n; i += 256) {
     const int len = std::min(256, n - i);
     std::copy(x + i, x + i + len, buf);
-    s += kernels::exp_shift_sum(buf, len, m);
+    s += kernels::active_kernels().exp_shift_sum(buf, len, m);
   }
   return m + std::log(s);
 }

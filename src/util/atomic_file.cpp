@@ -13,29 +13,48 @@
 
 namespace bosch {
 
-void write_file_atomic(const std::string& path, std::string_view contents) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) fail("cannot write '{}': {}", tmp, std::strerror(errno));
+AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
+  tmp_ = path_ + ".tmp." + std::to_string(::getpid());
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd_ < 0) fail("cannot write '{}': {}", tmp_, std::strerror(errno));
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) {  // not committed
+    ::close(fd_);
+    ::unlink(tmp_.c_str());
+  }
+}
+
+void AtomicFileWriter::write(std::string_view bytes) {
+  check(fd_ >= 0, "cannot write '{}': already committed", tmp_);
   size_t off = 0;
-  while (off < contents.size()) {
-    ssize_t w = ::write(fd, contents.data() + off, contents.size() - off);
+  while (off < bytes.size()) {
+    ssize_t w = ::write(fd_, bytes.data() + off, bytes.size() - off);
     if (w < 0) {
       if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      fail("cannot write '{}': {}", tmp, std::strerror(e));
+      fail("cannot write '{}': {}", tmp_, std::strerror(errno));
     }
     off += static_cast<size_t>(w);
   }
-  ::fsync(fd);
-  ::close(fd);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+}
+
+void AtomicFileWriter::commit() {
+  check(fd_ >= 0, "cannot write '{}': already committed", tmp_);
+  ::fsync(fd_);
+  ::close(fd_);
+  fd_ = -1;
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
     int e = errno;
-    ::unlink(tmp.c_str());
-    fail("cannot rename '{}' to '{}': {}", tmp, path, std::strerror(e));
+    ::unlink(tmp_.c_str());
+    fail("cannot rename '{}' to '{}': {}", tmp_, path_, std::strerror(e));
   }
+}
+
+void write_file_atomic(const std::string& path, std::string_view contents) {
+  AtomicFileWriter w(path);
+  w.write(contents);
+  w.commit();
 }
 
 std::string read_file(const std::string& path) {

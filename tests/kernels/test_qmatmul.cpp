@@ -11,6 +11,7 @@
 #include "formats/dtype.h"
 #include "formats/quant.h"
 #include "kernels/ops.h"
+#include "kernels/dispatch.h"
 #include "kernels/qdot.h"
 #include "kernels/qmatmul.h"
 
@@ -76,7 +77,7 @@ double abs_dot(const WeightView& w, int64_t r, const float* x) {
 }  // namespace
 
 TEST(QDot, FastEqualsScalarReferenceForEveryType) {
-  std::printf("dot kernel: %s\n", dot_kernel_name());
+  std::printf("kernels: %s\n", bosch::kernels::kernels_description().c_str());
   for (DType t : kTypes) {
     SCOPED_TRACE(dtype_name(t));
     const int64_t k = dtype_block(t) == 1 ? 1000 : 1024;  // 1000: the F32/F16/BF16 tail path

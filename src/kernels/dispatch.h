@@ -1,0 +1,53 @@
+// Run-time choice of the hot kernels' instruction set. The default build targets x86-64-v3
+// (AVX2/FMA/F16C: any x86 CPU since 2015), so the binary can be copied; the kernels below are
+// compiled a second time for AVX-512 (isa_avx512.cpp, -march=x86-64-v4) and the set that runs
+// is chosen once, at first use, with __builtin_cpu_supports. BOSCH_KERNELS=avx2 (or avx512)
+// in the environment forces a set (tests and benchmarks compare them).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "formats/dtype.h"
+
+namespace bosch {
+struct AttentionArgs;
+}
+
+namespace bosch::kernels {
+
+struct AttentionLayout;  // kernels/attention_layout.h
+
+// One function-pointer table per instruction set; one entry per dispatched kernel family.
+struct KernelSet {
+  const char* name = "";      // "avx2", "avx512"
+  const char* features = "";  // the CPU features it needs, as `bosch info` prints them
+  // attention.cpp: every work item of a validated layout
+  void (*attention)(const AttentionArgs&, const AttentionLayout&) = nullptr;
+  // qdot.cpp: one weight row in its stored type . x (decode)
+  float (*dot_row)(DType, const uint8_t*, const float*, int64_t) = nullptr;
+  // ops.cpp: elementwise kernels
+  void (*rmsnorm_row)(const float* x, const float* weight, float* out, int dim, float eps) = nullptr;
+  void (*swiglu)(const float* gate, const float* up, float* out, int64_t n) = nullptr;
+  float (*max_of)(const float* x, int64_t n) = nullptr;
+  double (*exp_shift_sum)(float* x, int64_t n, float shift) = nullptr;
+};
+
+// The set in use: BOSCH_KERNELS if set (an error names the variable when the value is unknown or
+// this CPU lacks the set), else the widest set this CPU runs.
+const KernelSet& active_kernels();
+// Every set compiled in, narrowest first, and whether this CPU can run it.
+std::vector<const KernelSet*> compiled_kernel_sets();
+bool cpu_runs(const KernelSet& s);
+// Replaces the active set (tests run every kernel under each set). Not thread-safe against
+// kernels running at the same time.
+void select_kernels(std::string_view name);
+// "avx512 (avx512f, avx512bw, ...)": what `bosch info` and the benches print.
+std::string kernels_description();
+
+// Defined in isa_avx2.cpp / isa_avx512.cpp.
+const KernelSet& avx2_kernel_set();
+const KernelSet& avx512_kernel_set();
+
+}  // namespace bosch::kernels

@@ -1,0 +1,13 @@
+// The AVX-512 kernel set: this file alone is compiled with -march=x86-64-v4 (CMakeLists.txt) and
+// runs only where dispatch.cpp finds those features; vf16 becomes one zmm register.
+#define BOSCH_ISA avx512
+#include "kernels/isa_kernels.h"
+
+namespace bosch::kernels {
+
+const KernelSet& avx512_kernel_set() {
+  static const KernelSet s = make_kernel_set("avx512", "avx512f, avx512bw, avx512vl, avx512dq, avx512cd");
+  return s;
+}
+
+}  // namespace bosch::kernels

@@ -1,0 +1,26 @@
+// The table of one instruction set's kernels (kernels/dispatch.h). Included by isa_avx2.cpp and
+// isa_avx512.cpp only, after each defines BOSCH_ISA; CMake gives isa_avx512.cpp its flags.
+#pragma once
+#include "kernels/attention_kernels.h"
+#include "kernels/dispatch.h"
+#include "kernels/ops_kernels.h"
+#include "kernels/qdot_kernels.h"
+
+namespace bosch::kernels {
+inline namespace BOSCH_ISA {
+
+inline KernelSet make_kernel_set(const char* name, const char* features) {
+  KernelSet s;
+  s.name = name;
+  s.features = features;
+  s.attention = &attention_items;
+  s.dot_row = &dot_row_kernel;
+  s.rmsnorm_row = &rmsnorm_row;
+  s.swiglu = &swiglu_kernel;
+  s.max_of = &max_of;
+  s.exp_shift_sum = &exp_shift_sum;
+  return s;
+}
+
+}  // namespace BOSCH_ISA
+}  // namespace bosch::kernels

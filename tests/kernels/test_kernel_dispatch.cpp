@@ -1,0 +1,134 @@
+// The run-time kernel choice (kernels/dispatch.h): each compiled set (avx2, avx512) equals the
+// scalar references for every dispatched family (attention, decode dot, elementwise ops). The
+// full suites (test_attention, test_qmatmul, test_ops) also run once per set (CMakeLists.txt).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "formats/dtype.h"
+#include "kernels/attention.h"
+#include "kernels/dispatch.h"
+#include "kernels/ops.h"
+#include "kernels/qdot.h"
+#include "util/error.h"
+
+using namespace bosch;
+
+namespace {
+
+std::vector<float> rnd(size_t n, uint32_t seed, float lo = -1, float hi = 1) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// Selects a set for one test and restores the previous one.
+struct UseSet {
+  const kernels::KernelSet& prev = kernels::active_kernels();
+  explicit UseSet(const kernels::KernelSet& s) { kernels::select_kernels(s.name); }
+  ~UseSet() { kernels::select_kernels(prev.name); }
+};
+
+void check_families(const kernels::KernelSet& s) {
+  UseSet use(s);
+  ASSERT_STREQ(kernels::active_kernels().name, s.name);
+  // Decode dot on random blocks with sane fp16 scales, every stored type.
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::Q4_K,
+                  DType::Q5_K, DType::Q6_K}) {
+    SCOPED_TRACE(dtype_name(t));
+    const int64_t k = dtype_block(t) == 1 ? 1000 : 1024;
+    std::mt19937 rng(3);
+    std::vector<uint8_t> row(dtype_bytes(t, k));
+    if (dtype_is_quantized(t)) {
+      for (uint8_t& b : row) b = static_cast<uint8_t>(rng());
+      const size_t bb = dtype_block_bytes(t), at = t == DType::Q6_K ? 208 : 0;
+      for (size_t off = 0; off < row.size(); off += bb) {
+        const uint16_t h = f32_to_f16(0.01f), z = f32_to_f16(0.002f);
+        std::memcpy(&row[off + at], &h, 2);
+        if (t == DType::Q4_K || t == DType::Q5_K) std::memcpy(&row[off + 2], &z, 2);
+      }
+    } else {
+      const auto f = rnd(static_cast<size_t>(k), 4);
+      for (int64_t i = 0; i < k; ++i) {
+        if (t == DType::F32) std::memcpy(&row[4 * i], &f[i], 4);
+        const uint16_t h = t == DType::F16 ? f32_to_f16(f[i]) : f32_to_bf16(f[i]);
+        if (t != DType::F32) std::memcpy(&row[2 * i], &h, 2);
+      }
+    }
+    const auto x = rnd(static_cast<size_t>(k), 5);
+    std::vector<float> w(static_cast<size_t>(k));
+    dequant_blocks(t, row.data(), w.data(), static_cast<size_t>(k) / dtype_block(t));
+    double mag = 0;
+    for (int64_t i = 0; i < k; ++i) mag += std::fabs(double(w[i]) * x[i]);
+    EXPECT_NEAR(dot_row(t, row.data(), x.data(), k), dot_row_reference(t, row.data(), x.data(), k), 1e-6 * mag + 1e-7);
+  }
+  // Attention: prefill (lanes path), decode (row-major path), SWA with sinks, odd head_dim.
+  struct Shape { int n_q; int64_t pos0; int heads, kv, hd, w, sinks; };
+  for (Shape sh : {Shape{70, 0, 8, 2, 64, 0, 0}, Shape{1, 300, 16, 8, 128, 0, 0}, Shape{3, 200, 4, 1, 32, 50, 4},
+                   Shape{130, 10, 6, 3, 48, 40, 8}}) {
+    const int64_t npos = sh.pos0 + sh.n_q;
+    const auto q = rnd(size_t(sh.n_q) * sh.heads * sh.hd, 6), k = rnd(size_t(npos) * sh.kv * sh.hd, 7),
+               v = rnd(size_t(npos) * sh.kv * sh.hd, 8);
+    std::vector<int32_t> win(sh.kv, sh.w), snk(sh.kv, sh.sinks);
+    std::vector<float> got(q.size()), want(q.size());
+    attention(dense_attention_args(q.data(), k.data(), v.data(), got.data(), sh.n_q, sh.pos0, sh.heads, sh.kv, sh.hd,
+                                   win.data(), snk.data()));
+    attention_reference(dense_attention_args(q.data(), k.data(), v.data(), want.data(), sh.n_q, sh.pos0, sh.heads,
+                                             sh.kv, sh.hd, win.data(), snk.data()));
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 2e-5) << "n_q " << sh.n_q << " at " << i;
+  }
+  // Elementwise: RMSNorm, SwiGLU, softmax against their definitions.
+  const int n = 1001;
+  const auto xs = rnd(n, 9, -20, 20), ws = rnd(n, 10), ups = rnd(n, 11);
+  std::vector<float> o(n);
+  rmsnorm(xs.data(), ws.data(), o.data(), 1, n, 1e-6f);
+  double ss = 0;
+  for (float a : xs) ss += double(a) * a;
+  const double inv = 1.0 / std::sqrt(ss / n + 1e-6);
+  for (int i = 0; i < n; ++i) ASSERT_NEAR(o[i], xs[i] * inv * ws[i], 1e-5 * std::fabs(xs[i] * inv) + 1e-6);
+  swiglu(xs.data(), ups.data(), o.data(), n);
+  for (int i = 0; i < n; ++i) {
+    const double want = xs[i] / (1.0 + std::exp(-double(xs[i]))) * ups[i];
+    ASSERT_NEAR(o[i], want, 1e-6 * std::fabs(want) + 1e-7);
+  }
+  auto p = xs;
+  const double lse = softmax_inplace(p.data(), n);
+  double mx = -INFINITY, den = 0;
+  for (float a : xs) mx = std::max(mx, double(a));
+  for (float a : xs) den += std::exp(a - mx);
+  EXPECT_NEAR(lse, mx + std::log(den), 1e-6);
+  for (int i = 0; i < n; ++i) ASSERT_NEAR(p[i], std::exp(xs[i] - mx) / den, 1e-6 * p[i] + 1e-12);
+}
+
+}  // namespace
+
+TEST(KernelDispatch, Avx2SetEqualsScalarReferences) { check_families(kernels::avx2_kernel_set()); }
+
+TEST(KernelDispatch, Avx512SetEqualsScalarReferences) {
+  if (!kernels::cpu_runs(kernels::avx512_kernel_set()))
+    GTEST_SKIP() << "this CPU lacks AVX-512 (" << kernels::avx512_kernel_set().features
+                 << "): only the avx2 kernels were tested";
+  check_families(kernels::avx512_kernel_set());
+}
+
+TEST(KernelDispatch, DefaultIsTheWidestSetThisCpuRuns) {
+  const bool wide = kernels::cpu_runs(kernels::avx512_kernel_set());
+  if (std::getenv("BOSCH_KERNELS")) GTEST_SKIP() << "BOSCH_KERNELS is set";
+  EXPECT_STREQ(kernels::active_kernels().name, wide ? "avx512" : "avx2");
+  EXPECT_NE(kernels::kernels_description().find(kernels::active_kernels().features), std::string::npos);
+}
+
+TEST(KernelDispatch, UnknownSetIsAClearError) {
+  try {
+    kernels::select_kernels("sse2");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("BOSCH_KERNELS=sse2: unknown kernel set, expected one of avx2, avx512"),
+              std::string::npos) << e.what();
+  }
+}
