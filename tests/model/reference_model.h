@@ -4,6 +4,8 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <random>
 #include <vector>
 
 #include "model/attention_plan.h"
@@ -147,6 +149,23 @@ inline std::vector<double> reference_forward(const ModelConfig& c, const ModelWe
     std::copy(y.begin(), y.end(), logits.begin() + t * c.vocab_size);
   }
   return logits;
+}
+
+// Test inputs the forward-pass tests share: n random ids below `vocab`, and a plan with every
+// other KV head SWA (layer + head even), so full and SWA heads meet in every layer.
+inline std::vector<int32_t> random_tokens(int n, int vocab, unsigned seed) {
+  std::mt19937 g(seed);
+  std::vector<int32_t> t(n);
+  for (auto& x : t) x = static_cast<int32_t>(g() % vocab);
+  return t;
+}
+
+inline AttentionPlan mixed_plan(const ModelConfig& c, int window, int sinks) {
+  AttentionPlan p(c.n_layers, c.n_kv_heads);
+  for (int l = 0; l < c.n_layers; ++l)
+    for (int h = 0; h < c.n_kv_heads; ++h)
+      if ((l + h) % 2 == 0) p.set_swa(l, h, window, sinks);
+  return p;
 }
 
 }  // namespace bosch::reference

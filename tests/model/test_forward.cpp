@@ -27,20 +27,8 @@ std::unique_ptr<Model> random_model(const std::string& arch, uint64_t seed = 7) 
   return std::make_unique<Model>(c, random_weights(c, seed, 0.15f), "random-" + arch);
 }
 
-std::vector<int32_t> random_tokens(int n, int vocab, unsigned seed) {
-  std::mt19937 g(seed);
-  std::vector<int32_t> t(n);
-  for (auto& x : t) x = static_cast<int32_t>(g() % vocab);
-  return t;
-}
-
-AttentionPlan mixed_plan(const ModelConfig& c, int window, int sinks) {
-  AttentionPlan p(c.n_layers, c.n_kv_heads);
-  for (int l = 0; l < c.n_layers; ++l)
-    for (int h = 0; h < c.n_kv_heads; ++h)
-      if ((l + h) % 2 == 0) p.set_swa(l, h, window, sinks);
-  return p;
-}
+using reference::mixed_plan;
+using reference::random_tokens;
 
 double max_abs_diff(const std::vector<float>& a, const std::vector<double>& b) {
   EXPECT_EQ(a.size(), b.size());

@@ -21,20 +21,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<int32_t> random_tokens(int n, int vocab, unsigned seed) {
-  std::mt19937 g(seed);
-  std::vector<int32_t> t(n);
-  for (auto& x : t) x = static_cast<int32_t>(g() % vocab);
-  return t;
-}
-
-AttentionPlan mixed_plan(const ModelConfig& c, int window, int sinks) {
-  AttentionPlan p(c.n_layers, c.n_kv_heads);
-  for (int l = 0; l < c.n_layers; ++l)
-    for (int h = 0; h < c.n_kv_heads; ++h)
-      if ((l + h) % 2 == 0) p.set_swa(l, h, window, sinks);
-  return p;
-}
+using reference::mixed_plan;
+using reference::random_tokens;
 
 template <class A, class B>
 double max_abs_diff(const std::vector<A>& a, const std::vector<B>& b) {
