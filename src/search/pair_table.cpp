@@ -39,22 +39,20 @@ PairTable pair_table(Objective& obj, const PairTableOptions& opt) {
   const int k = opt.heads.empty() ? std::min(opt.top, N) : static_cast<int>(opt.heads.size());
   const size_t total = 2 + (opt.heads.empty() ? N : k) + static_cast<size_t>(k) * (k - 1) / 2;
   Progress progress("pairs", total);
-  std::map<std::vector<int>, double> memo;  // SWA head set -> S (each set evaluated once)
-  auto score = [&](std::vector<int> swa) {
-    std::sort(swa.begin(), swa.end());
-    if (auto it = memo.find(swa); it != memo.end()) return it->second;
+  // Every set below is asked for once (full, all SWA, each single, each pair): no memo needed.
+  auto score = [&](const std::vector<int>& swa) {
     HeadBits bits(static_cast<size_t>(N), 0);
     if (swa.size() == 1 && swa[0] == -1) std::fill(bits.begin(), bits.end(), 1);  // all SWA
     else for (int h : swa) bits[static_cast<size_t>(h)] = 1;
     const double s = obj.evaluate(bits).value;
     ++t.evaluations;
     progress.add(1);
-    return memo.emplace(swa, s).first->second;
+    return s;
   };
   const double full = score({}), allswa = score({-1});
   check(full != allswa, "pairs: the objective scores the full model and the all-SWA one the same ({}): no drop "
         "can be normalised (is the calibration too short for the window?)", full);
-  auto drop = [&](std::vector<int> swa) { return (full - score(std::move(swa))) / (full - allswa); };
+  auto drop = [&](const std::vector<int>& swa) { return (full - score(swa)) / (full - allswa); };
 
   std::vector<int> heads = opt.heads;
   if (heads.empty()) heads.resize(static_cast<size_t>(N)), std::iota(heads.begin(), heads.end(), 0);
