@@ -28,16 +28,14 @@ for v in $variants; do
     --window 64 --sinks 4 --seed "$seed" ${flags[$v]} --json "$out/$v.json" > /dev/null
 done
 python3 - "$out" <<'PY' > "$out/summary.md"
-import json, random, sys, pathlib
+import json, sys, pathlib
+sys.path.insert(0, "scripts")
+from paired_bootstrap import boot
 out = pathlib.Path(sys.argv[1])
 variants = [v for v in ["exact+lp0.01", "exact+lp0.1", "exact+kl0.1", "exact+kl1"] if (out / f"{v}.json").exists()]
 runs = {v: json.loads((out / f"{v}.json").read_text()) for v in variants}
 def row(v, m, r):
     return next(x for x in runs[v]["results"] if x["method"] == m and x["ratio"] == r)
-def boot(d, n=10000, seed=7):
-    rng = random.Random(seed); k = len(d)
-    means = sorted(sum(d[rng.randrange(k)] for _ in range(k)) / k for _ in range(n))
-    return sum(d) / k, means[int(0.025 * n)], means[int(0.975 * n)]
 ref = runs[variants[0]]["references"]
 scale = ref["full"]["raw_score"] - ref["all_swa"]["raw_score"]
 print(f"Seed {runs[variants[0]]['settings']['seed']}; {runs[variants[0]]['settings']['calibration_samples']} calibration samples; "

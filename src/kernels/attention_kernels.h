@@ -86,6 +86,31 @@ struct Scratch {
   static float* f(std::unique_ptr<vf16[]>& v) { return reinterpret_cast<float*>(v.get()); }
 };
 
+// The parts both kernels share: where row r's query and output live (row r = token
+// t0 + r / hpi, query head g * group + head0 + r % hpi), and the keys of key block kb.
+inline bool row_in_group(const AttentionLayout& L, const AttnItem& x, int r) {
+  return x.head0 + r % L.heads_per_item < L.group;  // false: last chunk of a group wider than 64 heads
+}
+inline const float* query_row(const AttentionArgs& a, const AttentionLayout& L, const AttnItem& x, int r) {
+  return a.q + (x.t0 + r / L.heads_per_item) * a.q_stride_tok +
+         (x.g * L.group + x.head0 + r % L.heads_per_item) * a.q_stride_head;
+}
+inline float* out_row(const AttentionArgs& a, const AttentionLayout& L, const AttnItem& x, int r) {
+  return a.out + (x.t0 + r / L.heads_per_item) * a.o_stride_tok +
+         (x.g * L.group + x.head0 + r % L.heads_per_item) * a.o_stride_head;
+}
+struct KeyBlock {
+  int64_t j0;        // first key
+  int nk;            // keys in the block (the last block of a row range may be short)
+  bool all_visible;  // every key visible to every row: no masking needed
+};
+inline KeyBlock key_block(const AttnItem& x, int64_t kb, int w, int s) {
+  const int64_t j0 = kb * kAttnKeyBlock;
+  const int nk = static_cast<int>(std::min<int64_t>(kAttnKeyBlock, x.i1 - j0 + 1));
+  const int64_t j1 = j0 + nk - 1;
+  return {j0, nk, j1 <= x.i0 && (w == 0 || x.i1 - j0 < w || j1 < s)};
+}
+
 template <int RV>
 void run_item(const AttentionArgs& a, const AttentionLayout& L, const AttnItem& x, Scratch& sc) {
   constexpr int RL = RV * 16;
@@ -95,13 +120,10 @@ void run_item(const AttentionArgs& a, const AttentionLayout& L, const AttnItem& 
   float* qt = Scratch::f(sc.qt);
   float* st = Scratch::f(sc.st);
   float* ot = Scratch::f(sc.ot);
-  // Row r = token t0 + r / hpi, query head g * group + head0 + r % hpi; scale folded into q.
-  auto head_of = [&](int r) { return x.head0 + r % hpi; };
   std::fill(qt, qt + hd * RL, 0.0f);
-  for (int r = 0; r < rows; ++r) {
-    if (head_of(r) >= L.group) continue;  // last chunk of a group wider than 64 heads
-    const float* src = a.q + (x.t0 + r / hpi) * a.q_stride_tok +
-                       (x.g * L.group + head_of(r)) * a.q_stride_head;
+  for (int r = 0; r < rows; ++r) {  // transposed; the scale folded into q
+    if (!row_in_group(L, x, r)) continue;
+    const float* src = query_row(a, L, x, r);
     for (int d = 0; d < hd; ++d) qt[d * RL + r] = src[d] * a.scale;
   }
   std::fill(ot, ot + hd * RL, 0.0f);
@@ -115,11 +137,8 @@ void run_item(const AttentionArgs& a, const AttentionLayout& L, const AttnItem& 
   const int64_t ps = a.kv_stride_pos;
 
   for_each_key_block(x.i0, x.i1, w, s, [&](int64_t kb) {
-    const int64_t j0 = kb * kAttnKeyBlock;
-    const int nk = static_cast<int>(std::min<int64_t>(kAttnKeyBlock, x.i1 - j0 + 1));
-    const int64_t j1 = j0 + nk - 1;
+    const auto [j0, nk, all_visible] = key_block(x, kb, w, s);
     block_scores<RV>(qt, kbase + j0 * ps, ps, nk, hd, st);
-    const bool all_visible = j1 <= x.i0 && (w == 0 || x.i1 - j0 < w || j1 < s);
     if (!all_visible) {
       for (int r = 0; r < rows; ++r) {
         const int64_t pos = x.i0 + r / hpi;
@@ -158,9 +177,8 @@ void run_item(const AttentionArgs& a, const AttentionLayout& L, const AttnItem& 
   float inv[RL];
   for (int c = 0; c < RV; ++c) vf16_store(inv + c * 16, 1.0f / l[c]);  // l > 0: a query sees itself
   for (int r = 0; r < rows; ++r) {
-    if (head_of(r) >= L.group) continue;
-    float* dst = a.out + (x.t0 + r / hpi) * a.o_stride_tok +
-                 (x.g * L.group + head_of(r)) * a.o_stride_head;
+    if (!row_in_group(L, x, r)) continue;
+    float* dst = out_row(a, L, x, r);
     for (int d = 0; d < hd; ++d) dst[d] = ot[d * RL + r] * inv[r];
   }
 }
@@ -187,15 +205,13 @@ void run_item_few_rows(const AttentionArgs& a, const AttentionLayout& L, const A
   float* ob = Scratch::f(sc.ot);  // [rows][HD]
   float* sb = Scratch::f(sc.st);  // [rows][64]
   float m[kAttnFewRows], l[kAttnFewRows];
-  auto head_of = [&](int r) { return x.head0 + r % hpi; };
   for (int r = 0; r < rows; ++r) {
     m[r] = kAttnNegInf;
     l[r] = 0.0f;
     std::fill(ob + r * HD, ob + (r + 1) * HD, 0.0f);
     std::fill(qb + r * HD, qb + (r + 1) * HD, 0.0f);
-    if (head_of(r) >= L.group) continue;
-    const float* src = a.q + (x.t0 + r / hpi) * a.q_stride_tok +
-                       (x.g * L.group + head_of(r)) * a.q_stride_head;
+    if (!row_in_group(L, x, r)) continue;
+    const float* src = query_row(a, L, x, r);
     for (int d = 0; d < HD; ++d) qb[r * HD + d] = src[d] * a.scale;
   }
   const float* kbase = a.k + x.g * a.kv_stride_head;
@@ -203,9 +219,7 @@ void run_item_few_rows(const AttentionArgs& a, const AttentionLayout& L, const A
   const int64_t ps = a.kv_stride_pos;
 
   for_each_key_block(x.i0, x.i1, w, s, [&](int64_t kb) {
-    const int64_t j0 = kb * kAttnKeyBlock;
-    const int nk = static_cast<int>(std::min<int64_t>(kAttnKeyBlock, x.i1 - j0 + 1));
-    const int64_t j1 = j0 + nk - 1;
+    const auto [j0, nk, all_visible] = key_block(x, kb, w, s);
     for (int j = 0; j < nk; ++j) {
       vf16 kv[NV];
       for (int c = 0; c < NV; ++c) kv[c] = vf16_load(kbase + (j0 + j) * ps + c * 16);
@@ -215,7 +229,6 @@ void run_item_few_rows(const AttentionArgs& a, const AttentionLayout& L, const A
         sb[r * kAttnKeyBlock + j] = hsum(acc);
       }
     }
-    const bool all_visible = j1 <= x.i0 && (w == 0 || x.i1 - j0 < w || j1 < s);
     for (int r = 0; r < rows; ++r) {
       float* sr = sb + r * kAttnKeyBlock;
       const int64_t pos = x.i0 + r / hpi;
@@ -254,8 +267,8 @@ void run_item_few_rows(const AttentionArgs& a, const AttentionLayout& L, const A
   });
 
   for (int r = 0; r < rows; ++r) {
-    if (head_of(r) >= L.group) continue;
-    float* dst = a.out + (x.t0 + r / hpi) * a.o_stride_tok + (x.g * L.group + head_of(r)) * a.o_stride_head;
+    if (!row_in_group(L, x, r)) continue;
+    float* dst = out_row(a, L, x, r);
     const float inv = 1.0f / l[r];
     for (int d = 0; d < HD; ++d) dst[d] = ob[r * HD + d] * inv;
   }

@@ -12,15 +12,14 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include "../test_support.h"
+
+using bosch::tests::bosch_bin;
 
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string bosch_bin() {
-  const char* e = std::getenv("BOSCH_BIN");
-  return e ? e : std::string(BOSCH_BINARY_DIR) + "/bosch";
-}
 const fs::path kSource = BOSCH_SOURCE_DIR;
 
 struct Run {

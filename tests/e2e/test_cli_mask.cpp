@@ -11,17 +11,15 @@
 #include "model/hybrid_kv_cache.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
+#include "../test_support.h"
+
+using bosch::tests::bosch_bin;
 
 using namespace bosch;
 
 namespace {
 
 const std::string kModel = std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.gguf";
-
-std::string bosch_bin() {
-  const char* e = std::getenv("BOSCH_BIN");
-  return e ? e : std::string(BOSCH_BINARY_DIR) + "/bosch";
-}
 
 std::string run(const std::string& args) {
   std::string out;

@@ -9,20 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include "util/atomic_file.h"
+#include "../test_support.h"
+
+using bosch::tests::bosch_bin;
+using bosch::tests::temp_dir;
 
 namespace {
-
-std::string bosch_bin() {
-  const char* b = std::getenv("BOSCH_BIN");
-  return b ? b : std::string(BOSCH_BINARY_DIR) + "/bosch";
-}
-
-std::filesystem::path temp_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d;
-}
 
 int run(const std::string& args, const std::filesystem::path& log) {
   const std::string cmd = "cd " + std::string(BOSCH_SOURCE_DIR) + " && BOSCH_QUIET=1 " + bosch_bin() + " " + args +

@@ -12,6 +12,11 @@
 
 #include "masks/mask_file.h"
 #include "util/atomic_file.h"
+#include "../test_support.h"
+
+using bosch::tests::bosch_bin;
+using bosch::tests::CliResult;
+using bosch::tests::run_cli;
 
 using namespace bosch;
 
@@ -19,26 +24,7 @@ namespace {
 
 const std::string kModel = std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.gguf";
 
-std::string bosch_bin() {
-  const char* e = std::getenv("BOSCH_BIN");
-  return e ? e : std::string(BOSCH_BINARY_DIR) + "/bosch";
-}
 std::string tmp(const std::string& name) { return std::string(BOSCH_BINARY_DIR) + "/" + name; }
-
-struct CliResult {
-  int rc;
-  std::string out;
-};
-CliResult run(const std::string& args) {
-  std::string cmd = "BOSCH_QUIET=1 " + bosch_bin() + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
 
 std::vector<nlohmann::json> read_jsonl(const std::string& path) {
   std::ifstream in(path);
@@ -61,7 +47,7 @@ class EvalCli : public ::testing::Test {
 TEST_F(EvalCli, JsonHasScoresBreakdownAndSettings) {
   std::string json = tmp("eval_out.json"), svg = tmp("eval_out.svg");
   std::string args = "eval " + kModel + " --suite niah:passkey,multikey --lengths 400,600 --depths 3 --samples 1 --seed 9 --split calib --json " + json + " --svg " + svg;
-  CliResult r = run(args);
+  CliResult r = run_cli(args);
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("passkey"), std::string::npos) << r.out;  // the summary table
   auto j = nlohmann::json::parse(read_file(json));
@@ -88,41 +74,41 @@ TEST_F(EvalCli, JsonHasScoresBreakdownAndSettings) {
   EXPECT_NE(read_file(svg).find("<svg"), std::string::npos);
   // Redoing the run from its settings gives the same numbers.
   std::string json2 = tmp("eval_out2.json");
-  ASSERT_EQ(run(args.substr(0, args.find(" --json")) + " --json " + json2).rc, 0);
+  ASSERT_EQ(run_cli(args.substr(0, args.find(" --json")) + " --json " + json2).rc, 0);
   EXPECT_EQ(nlohmann::json::parse(read_file(json2))["cells"], j["cells"]);
 }
 
 TEST_F(EvalCli, MasksAndModes) {
   std::string json = tmp("eval_swa.json");
-  CliResult r = run("eval " + kModel + " --mask all-swa --window 16 --sinks 2 --suite niah:single_noise --lengths 300 --depths 2 --mode generate --json " + json);
+  CliResult r = run_cli("eval " + kModel + " --mask all-swa --window 16 --sinks 2 --suite niah:single_noise --lengths 300 --depths 2 --mode generate --json " + json);
   ASSERT_EQ(r.rc, 0) << r.out;
   auto j = nlohmann::json::parse(read_file(json));
   EXPECT_EQ(j["settings"]["window"], 16);
   EXPECT_EQ(j["settings"]["mode"], "generate");
   EXPECT_DOUBLE_EQ(j["settings"]["swa_ratio"].get<double>(), 1.0);
 
-  r = run("eval " + kModel + " --mask all-swa --suite niah:passkey --lengths 300");
+  r = run_cli("eval " + kModel + " --mask all-swa --suite niah:passkey --lengths 300");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("--window"), std::string::npos) << r.out;
 
   std::string mask = tmp("eval_wrong_shape.json");
   MaskFile::from_plan(AttentionPlan(7, 2), {"llama", 7, 4, 2, 16, "x"}, 0).save(mask);
-  r = run("eval " + kModel + " --mask " + mask + " --suite niah:passkey --lengths 300");
+  r = run_cli("eval " + kModel + " --mask " + mask + " --suite niah:passkey --lengths 300");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("7 layers x 2 KV heads"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("5 layers x 4 KV heads"), std::string::npos) << r.out;
   std::remove(mask.c_str());
 
-  r = run("eval " + kModel + " --suite niah:bogus");
+  r = run_cli("eval " + kModel + " --suite niah:bogus");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("bogus"), std::string::npos) << r.out;
 }
 
 TEST_F(EvalCli, GenWritesSamplesAndTrainingText) {
   std::string calib = tmp("gen_calib.jsonl"), test = tmp("gen_test.jsonl"), train = tmp("gen_train.jsonl");
-  CliResult r = run("gen " + kModel + " --suite niah:multivalue,single_uuid --lengths 700,900 --depths 3 --samples 2 --split calib --jsonl " + calib);
+  CliResult r = run_cli("gen " + kModel + " --suite niah:multivalue,single_uuid --lengths 700,900 --depths 3 --samples 2 --split calib --jsonl " + calib);
   ASSERT_EQ(r.rc, 0) << r.out;
-  ASSERT_EQ(run("gen " + kModel + " --suite niah:multivalue,single_uuid --lengths 700,900 --depths 3 --samples 2 --jsonl " + test).rc, 0);
+  ASSERT_EQ(run_cli("gen " + kModel + " --suite niah:multivalue,single_uuid --lengths 700,900 --depths 3 --samples 2 --jsonl " + test).rc, 0);
   auto c = read_jsonl(calib), t = read_jsonl(test);
   ASSERT_EQ(c.size(), 2u * 2 * 3 * 2);
   ASSERT_EQ(t.size(), c.size());
@@ -140,7 +126,7 @@ TEST_F(EvalCli, GenWritesSamplesAndTrainingText) {
     for (const auto& v : s["values"]) EXPECT_EQ(calib_items.count(v.get<std::string>()), 0u);
   }
   // Training text (tools/train/make_data.sh): NIAH samples of the train split, answers as spans.
-  r = run("gen " + kModel + " --train --suite niah:multiquery --lengths 900 --depths 3 --jsonl " + train);
+  r = run_cli("gen " + kModel + " --train --suite niah:multiquery --lengths 900 --depths 3 --jsonl " + train);
   ASSERT_EQ(r.rc, 0) << r.out;
   auto tr = read_jsonl(train);
   ASSERT_EQ(tr.size(), 3u);
@@ -153,10 +139,10 @@ TEST_F(EvalCli, GenWritesSamplesAndTrainingText) {
       EXPECT_EQ(calib_items.count(v), 0u) << v;
     }
   }
-  r = run("gen " + kModel + " --train --split test --jsonl " + train);
+  r = run_cli("gen " + kModel + " --train --split test --jsonl " + train);
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("--split must be train"), std::string::npos) << r.out;
-  r = run("gen " + kModel + " --train --suite mqar --jsonl " + train);  // gone with its generator
+  r = run_cli("gen " + kModel + " --train --suite mqar --jsonl " + train);  // gone with its generator
   EXPECT_EQ(r.rc, 1);
   for (const auto& p : {calib, test, train}) std::remove(p.c_str());
 }

@@ -10,40 +10,24 @@
 #include "masks/mask_file.h"
 #include "model/model.h"
 #include "util/atomic_file.h"
+#include "../test_support.h"
+
+using bosch::tests::bosch_bin;
+using bosch::tests::run_cli;
 
 using namespace bosch;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string bosch_bin() {
-  const char* e = std::getenv("BOSCH_BIN");
-  return e ? e : std::string(BOSCH_BINARY_DIR) + "/bosch";
-}
-
-struct CliResult {
-  int rc;
-  std::string out;
-};
-CliResult run(const std::string& args) {
-  const std::string cmd = "BOSCH_QUIET=1 " + bosch_bin() + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-
 TEST(MoeCli, MakeRandomInfoAndATextSearch) {
   const fs::path dir = fs::path(BOSCH_BINARY_DIR) / "moe_cli";
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string model = (dir / "tiny-moe.gguf").string();
-  auto made = run("make-random --arch qwen3moe --like tiny --format gguf --dtype f32 --out " + model);
+  auto made = run_cli("make-random --arch qwen3moe --like tiny --format gguf --dtype f32 --out " + model);
   ASSERT_EQ(made.rc, 0) << made.out;
-  auto info = run("info " + model);
+  auto info = run_cli("info " + model);
   ASSERT_EQ(info.rc, 0) << info.out;
   EXPECT_NE(info.out.find("qwen3moe"), std::string::npos) << info.out;
   EXPECT_NE(info.out.find("8 experts, 2 used per token"), std::string::npos) << info.out;
@@ -54,7 +38,7 @@ TEST(MoeCli, MakeRandomInfoAndATextSearch) {
   const std::string calib = (dir / "calib.txt").string();
   write_file_atomic(calib, text);
   const std::string mask = (dir / "mask.json").string();
-  auto s = run("search " + model + " --ratio 0.5 --window 16 --sinks 2 --lengths 96 --samples 2 --budget-probe 4"
+  auto s = run_cli("search " + model + " --ratio 0.5 --window 16 --sinks 2 --lengths 96 --samples 2 --budget-probe 4"
                " --budget-group 4 --budget-polish 4 --starts locality,razor --objective text:" + calib + " --out " + mask);
   ASSERT_EQ(s.rc, 0) << s.out;
   const MaskFile mf = MaskFile::load(mask);
@@ -69,7 +53,7 @@ TEST(MoeCli, MakeRandomInfoAndATextSearch) {
   }
   EXPECT_EQ(swa, m->config().n_kv_total() / 2);
   // The mask serves: generation with the hybrid cache.
-  auto g = run("generate " + model + " --mask " + mask + " --prompt 'The cat' --max-tokens 8 --temperature 0");
+  auto g = run_cli("generate " + model + " --mask " + mask + " --prompt 'The cat' --max-tokens 8 --temperature 0");
   EXPECT_EQ(g.rc, 0) << g.out;
   fs::remove_all(dir);
 }

@@ -11,15 +11,13 @@
 
 #include "search/pair_table.h"
 #include "search/synthetic_objective.h"
+#include "../test_support.h"
+
+using bosch::tests::bosch_bin;
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string bosch_bin() {
-  const char* e = std::getenv("BOSCH_BIN");
-  return e ? e : std::string(BOSCH_BINARY_DIR) + "/bosch";
-}
 
 TEST(PairsCli, WritesTheTableTheLibraryComputes) {
   const fs::path dir = fs::temp_directory_path() / ("bosch-pairs-cli-" + std::to_string(::getpid()));

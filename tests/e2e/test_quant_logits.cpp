@@ -15,6 +15,9 @@
 
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "../test_support.h"
+
+using bosch::tests::bosch_bin;
 
 using namespace bosch;
 
@@ -71,11 +74,6 @@ TEST_P(QuantLogits, MatchLlamaCpp) {
 
 INSTANTIATE_TEST_SUITE_P(Files, QuantLogits,
                          ::testing::Values("f32", "q8_0", "q4_0", "q5_0", "q4_k_s", "q4_k_m", "q5_k_m", "q6_k"));
-
-std::string bosch_bin() {
-  const char* e = std::getenv("BOSCH_BIN");
-  return e ? e : std::string(BOSCH_BINARY_DIR) + "/bosch";
-}
 
 TEST(QuantLogitsCli, JsonHasEveryPosition) {
   const std::string base = kDir + "/tiny-llama-q4_k_m";

@@ -17,18 +17,14 @@
 #include "model/model_writer.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
+#include "../test_support.h"
+
+using bosch::tests::temp_dir;
 
 using namespace bosch;
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("bosch_test_random_gguf_" + std::to_string(::getpid()) + name);
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
 
 TEST(RandomGguf, CarriesAByteLevelTokenizerOfTheShapesVocabSize) {
   auto dir = temp_dir("tok");

@@ -14,18 +14,14 @@
 #include "model/model_writer.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "../test_support.h"
+
+using bosch::tests::temp_dir;
 
 namespace {
 
 using namespace bosch;
 namespace fs = std::filesystem;
-
-fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("bosch_test_mask_export_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
 
 AttentionPlan random_plan(int L, int H, double ratio, int W, int S, uint32_t seed) {
   std::mt19937 rng(seed);

@@ -8,6 +8,9 @@
 #include "model/model.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "../test_support.h"
+
+using bosch::tests::error_of;
 
 using namespace bosch;
 
@@ -24,15 +27,6 @@ AttentionPlan some_plan() {
   p.set_swa(3, 0, 64, 4);
   p.set_swa(4, 3, 64, 4);
   return p;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

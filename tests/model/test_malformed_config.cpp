@@ -9,6 +9,9 @@
 #include "model/model.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "../test_support.h"
+
+using bosch::tests::error_of;
 
 namespace fs = std::filesystem;
 using namespace bosch;
@@ -17,17 +20,6 @@ namespace {
 
 const fs::path kTiny = fs::path(BOSCH_SOURCE_DIR) / "tests/data/qwen3_tiny";
 const fs::path kData = fs::path(BOSCH_SOURCE_DIR) / "tests/data/malformed";
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no bosch::Error";
-  return "";
-}
 
 // qwen3_tiny's weights with another config.json; returns the Model::load error.
 std::string load_with_config(const std::string& config_text) {

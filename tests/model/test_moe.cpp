@@ -15,6 +15,10 @@
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "reference_model.h"
+#include "../test_support.h"
+
+using bosch::tests::temp_dir;
+using bosch::tests::error_of;
 
 using namespace bosch;
 namespace fs = std::filesystem;
@@ -31,23 +35,6 @@ double max_abs_diff(const std::vector<A>& a, const std::vector<B>& b) {
   for (size_t i = 0; i < a.size() && i < b.size(); ++i)
     m = std::max(m, std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i])));
   return m;
-}
-
-fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("bosch_moe_" + name + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no bosch::Error";
-  return "";
 }
 
 TEST(MoeForward, MatchesNaiveReferenceWithAndWithoutRenormalisation) {

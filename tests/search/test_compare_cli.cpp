@@ -9,27 +9,19 @@
 #include <nlohmann/json.hpp>
 
 #include "util/atomic_file.h"
+#include "../test_support.h"
+
+using bosch::tests::bosch_bin;
+using bosch::tests::temp_dir;
 
 namespace {
 
 const std::string kModel = std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.gguf";
 
-std::string bosch_bin() {
-  const char* b = std::getenv("BOSCH_BIN");
-  return b ? b : std::string(BOSCH_BINARY_DIR) + "/bosch";
-}
-
 std::string skip_reason() {
   if (!std::filesystem::exists(kModel)) return kModel + " not found (needs the shared stories260K model)";
   if (!std::filesystem::exists(bosch_bin())) return bosch_bin() + " not built";
   return "";
-}
-
-std::filesystem::path temp_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d;
 }
 
 int run(const std::string& args) {

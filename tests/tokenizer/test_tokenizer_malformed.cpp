@@ -10,22 +10,14 @@
 #include "tokenizer/tokenizer.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "../test_support.h"
+
+using bosch::tests::error_of;
 
 namespace bosch {
 namespace {
 
 const std::string kData = std::string(BOSCH_SOURCE_DIR) + "/tests/data/malformed/";
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no bosch::Error";
-  return "";
-}
 
 void expect_json_error(const std::string& file, const std::vector<std::string>& parts) {
   const std::string e = error_of([&] { load_tokenizer_json(kData + file); });

@@ -3,22 +3,14 @@
 
 #include "util/checked.h"
 #include "util/error.h"
+#include "../test_support.h"
+
+using bosch::tests::error_of;
 
 using namespace bosch;
 using nlohmann::json;
 
 namespace {
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no bosch::Error";
-  return "";
-}
 
 int64_t int_of(const std::string& text, int64_t lo = 0, int64_t hi = kMaxInt32) {
   return json_int(json::parse(text), "f.json", "n", lo, hi);
