@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "formats/quant.h"
 #include "kernels/dispatch.h"
@@ -27,7 +28,7 @@ void quantize_row_q8(const float* x, int64_t k, int block, int8_t* q, float* d, 
     for (int i = 0; i < block; ++i) {
       const float a = std::fabs(x[i]);
       amax = a > amax ? a : amax;
-      finite &= a <= 3.4e38f;  // false for Inf and NaN
+      finite &= a <= std::numeric_limits<float>::max();  // false for Inf and NaN
     }
     if (!finite) {
       d[b] = NAN;
@@ -44,7 +45,7 @@ void quantize_row_q8(const float* x, int64_t k, int block, int8_t* q, float* d, 
       q[i] = static_cast<int8_t>(v > 127 ? 127 : v < -127 ? -127 : v);
     };
     const float id = amax > 0 ? 127 / amax : 0.0f;
-    if (id <= 3.4e38f)
+    if (id <= std::numeric_limits<float>::max())
       for (int i = 0; i < block; ++i) put(i, x[i] * id);
     else  // max below 3.7e-37: 127 / max overflows
       for (int i = 0; i < block; ++i) put(i, x[i] / (amax / 127));
