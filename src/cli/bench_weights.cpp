@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/bandwidth.h"
 #include "cli/command.h"
 #include "kernels/dispatch.h"
 #include "model/kv_cache.h"
@@ -42,32 +43,6 @@ uint64_t file_bytes(const std::string& path) {
   return b;
 }
 
-// Memory read bandwidth: every thread sums its share of `mib` MiB, best of 3 passes.
-double read_bandwidth_gbs(int mib) {
-  const size_t n = static_cast<size_t>(mib) << 18;  // floats
-  std::vector<float> buf(n);
-  parallel_for(n, [&](size_t b, size_t e) { std::fill(buf.begin() + b, buf.begin() + e, 1.0f); }, 1 << 20);
-  double best = 0;
-  volatile float sink = 0;
-  for (int pass = 0; pass < 3; ++pass) {
-    const double t0 = now_s();
-    std::vector<float> part(static_cast<size_t>(num_threads()) * 16, 0.0f);
-    parallel_for(static_cast<size_t>(num_threads()), [&](size_t b, size_t e) {
-      for (size_t t = b; t < e; ++t) {
-        const size_t lo = n / num_threads() * t, hi = t + 1 == static_cast<size_t>(num_threads()) ? n : lo + n / num_threads();
-        float acc[16] = {};
-        for (size_t i = lo; i + 16 <= hi; i += 16)
-          for (int l = 0; l < 16; ++l) acc[l] += buf[i + l];
-        for (int l = 0; l < 16; ++l) part[t * 16 + l] = acc[l];
-      }
-    });
-    const double dt = now_s() - t0;
-    for (float p : part) sink = sink + p;
-    best = std::max(best, n * 4.0 / dt / 1e9);
-  }
-  return best;
-}
-
 std::string gib(double b) { return fmt::format("{:.3f} GiB", b / (1024.0 * 1024 * 1024)); }
 
 void run(const WeightsOptions& o) {
@@ -80,7 +55,8 @@ void run(const WeightsOptions& o) {
   std::string mix;
   for (const auto& [type, cb] : ws.types) mix += fmt::format(" {} x{} ({})", type, cb.first, gib(cb.second));
   fmt::print("model {} ({} layers, d={}, vocab {}), loaded in {:.2f} s\n", path, c.n_layers, c.d_model, c.vocab_size, load_s);
-  fmt::print("weights:{}; kernels: {}, {} threads\n\n", mix, kernels::kernels_description(), num_threads());
+  fmt::print("weights:{}; kernels: {}, {} threads; decode on quantised weights: x in 8 bits, integer dots "
+             "(qdot_int8.h)\n\n", mix, kernels::kernels_description(), num_threads());
 
   std::mt19937 rng(1);
   std::vector<int32_t> prompt(static_cast<size_t>(o.tokens));

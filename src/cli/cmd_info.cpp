@@ -46,7 +46,8 @@ void run_info(const InfoOptions& o) {
   fmt::print("rope theta   {}{}\n", c.rope_theta, c.rope_scaling.enabled ? " (llama3 scaling)" : "");
   fmt::print("qk norm      {}\n", c.qk_norm ? "yes" : "no");
   fmt::print("embeddings   {}\n", c.tied_embeddings ? "tied" : "untied");
-  fmt::print("compute      float32 activations\nkernels      {}\n", kernels::kernels_description());
+  fmt::print("compute      float32 activations; one-token decode on quantised weights: x in 8 bits, integer dots\n"
+             "kernels      {}\n", kernels::kernels_description());
   const Model::WeightSummary ws = m->weight_summary();
   std::string mix;
   for (const auto& [type, cb] : ws.types)

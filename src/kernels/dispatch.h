@@ -13,6 +13,7 @@
 
 namespace bosch {
 struct AttentionArgs;
+struct Q8Row;
 }
 
 namespace bosch::kernels {
@@ -27,6 +28,8 @@ struct KernelSet {
   void (*attention)(const AttentionArgs&, const AttentionLayout&) = nullptr;
   // qdot.cpp: one weight row in its stored type . x (decode)
   float (*dot_row)(DType, const uint8_t*, const float*, int64_t) = nullptr;
+  // qdot_int8.cpp: the same with x quantised to 8 bits (integer dots)
+  float (*dot_row_q8)(DType, const uint8_t*, const Q8Row&) = nullptr;
   // ops.cpp: elementwise kernels
   void (*rmsnorm_row)(const float* x, const float* weight, float* out, int dim, float eps) = nullptr;
   void (*swiglu)(const float* gate, const float* up, float* out, int64_t n) = nullptr;

@@ -4,6 +4,7 @@
 #include "kernels/attention_kernels.h"
 #include "kernels/dispatch.h"
 #include "kernels/ops_kernels.h"
+#include "kernels/qdot_int8_kernels.h"
 #include "kernels/qdot_kernels.h"
 
 namespace bosch::kernels {
@@ -15,6 +16,7 @@ inline KernelSet make_kernel_set(const char* name, const char* features) {
   s.features = features;
   s.attention = &attention_items;
   s.dot_row = &dot_row_kernel;
+  s.dot_row_q8 = &dot_row_q8_kernel;
   s.rmsnorm_row = &rmsnorm_row;
   s.swiglu = &swiglu_kernel;
   s.max_of = &max_of;

@@ -39,6 +39,13 @@ inline float half_at(const uint8_t* p) {
 // Accumulates sums of scale * (int8 quants . x) and -scale * sum(x) over a row, in 8 float
 // lanes with AVX2 (one horizontal sum per row), else in one float. n is a multiple of 8.
 #if BOSCH_QDOT_AVX2
+inline float hsum8(__m256 t) {
+  __m128 r = _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+  r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+  r = _mm_add_ss(r, _mm_movehdup_ps(r));
+  return _mm_cvtss_f32(r);
+}
+
 // Four independent accumulators: consecutive 8-element chunks go to different ones, so the
 // FMAs do not wait on each other (a single chain is latency-bound).
 struct Acc {
@@ -58,13 +65,7 @@ struct Acc {
     const __m256 sv = _mm256_set1_ps(s);
     for (int i = 0; i < n; i += 8) a[(i / 8) & 3] = _mm256_fnmadd_ps(sv, _mm256_loadu_ps(x + i), a[(i / 8) & 3]);
   }
-  float total() const {
-    const __m256 t = _mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(_mm256_add_ps(a[2], a[3]), v));
-    __m128 r = _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
-    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-    r = _mm_add_ss(r, _mm_movehdup_ps(r));
-    return _mm_cvtss_f32(r);
-  }
+  float total() const { return hsum8(_mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(_mm256_add_ps(a[2], a[3]), v))); }
 };
 #else
 struct Acc {

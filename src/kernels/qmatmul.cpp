@@ -6,8 +6,10 @@
 #include <vector>
 
 #include "kernels/blas_threads.h"
+#include "kernels/dispatch.h"
 #include "kernels/ops.h"
 #include "kernels/qdot.h"
+#include "kernels/qdot_int8.h"
 #include "util/error.h"
 #include "util/parallel.h"
 
@@ -19,8 +21,14 @@ namespace {
 // while the dequantised copy of a weight never exceeds this, whatever the model's size.
 constexpr int64_t kTileFloats = int64_t{1} << 20;
 thread_local std::vector<float> tile_buf;
+thread_local Q8Buffer x_q8;  // decode: x quantised once per product, read by every worker
+thread_local bool int8_decode = false;
 
 }  // namespace
+
+Int8Decode::Int8Decode() : prev_(int8_decode) { int8_decode = true; }
+Int8Decode::~Int8Decode() { int8_decode = prev_; }
+bool Int8Decode::active() { return int8_decode; }
 
 int64_t qmatmul_tile_rows(int64_t cols) { return std::max<int64_t>(16, kTileFloats / std::max<int64_t>(1, cols)); }
 
@@ -29,7 +37,19 @@ void matmul_nt(const float* x, const WeightView& w, float* y, int m, bool accumu
   const int n = static_cast<int>(w.rows), k = static_cast<int>(w.cols);
   if (w.type == DType::F32) return matmul_nt(x, static_cast<const float*>(w.data), y, m, n, k, accumulate);
   if (m == 0 || n == 0) return;
-  if (m == 1) {  // decode: every weight byte read once, straight from the packed blocks
+  if (m == 1 && int8_decode && q8_block(w.type)) {  // decode: integer dots on x quantised once
+    const Q8Row xq = x_q8.quantize(x, k, q8_block(w.type));
+    const auto dot = kernels::active_kernels().dot_row_q8;  // qdot_int8.h's dot_row_q8, per row
+    const size_t row_bytes = w.row_bytes();
+    parallel_for(static_cast<size_t>(n), [&](size_t b, size_t e) {
+      for (size_t r = b; r < e; ++r) {
+        const float s = dot(w.type, w.row(0) + r * row_bytes, xq);
+        y[r] = accumulate ? y[r] + s : s;
+      }
+    }, 16);
+    return;
+  }
+  if (m == 1) {  // one row: every weight byte read once, straight from the packed blocks
     parallel_for(static_cast<size_t>(n), [&](size_t b, size_t e) {
       for (size_t r = b; r < e; ++r) {
         const float s = dot_row(w.type, w.row(static_cast<int64_t>(r)), x, k);

@@ -19,10 +19,28 @@ struct WeightView {
 };
 
 // y[m, rows] = x[m, cols] * W^T (+ y if accumulate). F32 weights go straight to BLAS (the float
-// matmul_nt of ops.h); other types: one row of x (decode) takes dot products on the packed
-// blocks, more rows (prefill) dequantise tiles of weight rows into a per-thread buffer and
-// multiply each tile with sgemm.
+// matmul_nt of ops.h); other types: one row of x takes dot products on the packed blocks
+// (qdot.h; with quantised weights inside an Int8Decode: x quantised to 8 bits once, integer
+// dots, qdot_int8.h), more rows (prefill) dequantise tiles of weight rows into a per-thread
+// buffer and multiply each tile with sgemm.
 void matmul_nt(const float* x, const WeightView& w, float* y, int m, bool accumulate = false);
+
+// While one lives, one-row products on the calling thread take llama.cpp's decode arithmetic:
+// x quantised to 8 bits (about 1/254 of its block's max per element), integer dots read the
+// weights at memory speed. Model::forward_next makes one for a single new token. Everything
+// else (prefill, the search's scored rows, a MoE expert handed one token of a prefill) keeps
+// float x, so its results never depend on how rows were batched. Nests; not shared by threads.
+class Int8Decode {
+ public:
+  Int8Decode();
+  ~Int8Decode();
+  Int8Decode(const Int8Decode&) = delete;
+  Int8Decode& operator=(const Int8Decode&) = delete;
+  static bool active();
+
+ private:
+  bool prev_;
+};
 // The same with every weight row dequantised whole and summed in double (tests).
 void matmul_nt_reference(const float* x, const WeightView& w, float* y, int m);
 // out[cols] = row r of W as float32 (embedding lookup on a quantised token_embd).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "kernels/attention.h"
 #include "kernels/ops.h"
@@ -275,6 +276,8 @@ std::vector<float> Model::forward_next(const std::vector<int32_t>& new_tokens, K
   const int n = static_cast<int>(new_tokens.size());
   check(n > 0, "forward_next: no tokens given");
   const int64_t pos0 = cache.length();
+  std::optional<Int8Decode> decode;  // one token: llama.cpp's decode arithmetic (kernels/qmatmul.h)
+  if (n == 1) decode.emplace();
   std::vector<float> hidden(static_cast<size_t>(n) * cfg_.d_model);
   embed(new_tokens.data(), n, hidden.data());
   forward_layers(0, cfg_.n_layers, hidden.data(), n, pos0, cache.plan(), &cache);

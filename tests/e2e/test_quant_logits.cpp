@@ -1,9 +1,13 @@
-// Logits of the quantised tiny llama GGUFs in ../shared/reference/quant against llama.cpp's:
-// tightly against llama.cpp on the exact dequantised weights (*.dequant-f32.logits.json, the
-// README's abs 1e-5), loosely against llama.cpp running the quantised file natively (abs 5e-2:
-// it quantises activations to 8 bits). Prefill (many rows: dequantised tiles + sgemm) and
-// decode one token at a time (one row: dot products on the packed blocks) are both checked,
-// and `bosch logits --json` once. Skipped, saying so, when ../shared is absent.
+// Logits of the quantised tiny llama GGUFs in ../shared/reference/quant against llama.cpp's.
+// Prefill (many rows: dequantised tiles + sgemm, float activations): tightly against llama.cpp
+// on the exact dequantised weights (*.dequant-f32.logits.json, the README's abs 1e-5), loosely
+// against llama.cpp running the quantised file natively (abs 5e-2: it quantises activations to
+// 8 bits). Decode one token at a time (integer dots on x quantised to 8 bits, qdot_int8.h, the
+// arithmetic llama.cpp uses): against the native logits, at least as close as prefill is and
+// within 2e-2 (most sequences match to the files' 6 printed digits; a rounding tie flipped by
+// float noise, or llama.cpp's own batch-vs-single difference on K-quant mixes, moves a few
+// positions by up to 1.5e-2). `bosch logits --json` once. Skipped, saying so, when ../shared
+// is absent.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -66,9 +70,16 @@ TEST_P(QuantLogits, MatchLlamaCpp) {
       decode.insert(decode.end(), row.begin(), row.end());
     }
     const double d_decode = max_diff(decode, exact["sequences"][s]["logits"], V);
-    EXPECT_LE(d_decode, 1e-5);
-    std::printf("%-8s seq %zu: |prefill - llama.cpp exact| %.2e, |decode - exact| %.2e, |prefill - native| %.2e\n",
-                GetParam().c_str(), s, d_exact, d_decode, d_native);
+    const double d_decode_native = max_diff(decode, native["sequences"][s]["logits"], V);
+    if (f32) {  // no quantised weight: decode is float too
+      EXPECT_LE(d_decode, 1e-5);
+    } else {
+      EXPECT_LE(d_decode_native, 2e-2);
+      EXPECT_LE(d_decode_native, d_native);
+      EXPECT_LE(d_decode, 5e-2);
+    }
+    std::printf("%-8s seq %zu: |prefill - llama.cpp exact| %.2e, |prefill - native| %.2e, |decode - native| %.2e, "
+                "|decode - exact| %.2e\n", GetParam().c_str(), s, d_exact, d_native, d_decode_native, d_decode);
   }
 }
 

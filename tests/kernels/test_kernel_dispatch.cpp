@@ -1,6 +1,7 @@
 // The run-time kernel choice (kernels/dispatch.h): each compiled set (avx2, avx512) equals the
-// scalar references for every dispatched family (attention, decode dot, elementwise ops). The
-// full suites (test_attention, test_qmatmul, test_ops) also run once per set (CMakeLists.txt).
+// scalar references for every dispatched family (attention, decode dots float and int8,
+// elementwise ops). The full suites (test_attention, test_qmatmul, test_ops) also run once per
+// set (CMakeLists.txt); test_qdot_int8 tests each set itself.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/ops.h"
 #include "kernels/qdot.h"
+#include "kernels/qdot_int8.h"
 #include "util/error.h"
 
 using namespace bosch;
@@ -66,6 +68,12 @@ void check_families(const kernels::KernelSet& s) {
     double mag = 0;
     for (int64_t i = 0; i < k; ++i) mag += std::fabs(double(w[i]) * x[i]);
     EXPECT_NEAR(dot_row(t, row.data(), x.data(), k), dot_row_reference(t, row.data(), x.data(), k), 1e-6 * mag + 1e-7);
+    if (!q8_block(t)) continue;  // the integer decode dot (full checks: test_qdot_int8)
+    Q8Buffer buf;
+    const Q8Row xq = buf.quantize(x.data(), k, q8_block(t));
+    double qmag = 0;
+    const double want = dot_row_q8_reference(t, row.data(), xq, &qmag);
+    EXPECT_NEAR(dot_row_q8(t, row.data(), xq), want, 1e-5 * qmag);
   }
   // Attention: prefill (lanes path), decode (row-major path), SWA with sinks, odd head_dim.
   struct Shape { int n_q; int64_t pos0; int heads, kv, hd, w, sinks; };

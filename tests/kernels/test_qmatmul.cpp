@@ -13,6 +13,7 @@
 #include "kernels/ops.h"
 #include "kernels/dispatch.h"
 #include "kernels/qdot.h"
+#include "kernels/qdot_int8.h"
 #include "kernels/qmatmul.h"
 
 using namespace bosch;
@@ -129,6 +130,45 @@ TEST(QMatmul, GetRowIsTheDequantisedRow) {
     to_f32(t, bytes.data(), all.data(), all.size());
     get_row(w, 3, row.data());
     EXPECT_EQ(std::memcmp(row.data(), all.data() + 3 * k, row.size() * 4), 0);
+  }
+}
+
+// Inside an Int8Decode a one-row product on quantised weights is the integer kernel on x quantised
+// once (bit for bit); outside it, and for more rows or F16 weights, the float paths are unchanged.
+TEST(QMatmul, Int8DecodeOnlyForOneRowOfQuantisedWeights) {
+  for (DType t : kTypes) {
+    if (t == DType::F32) continue;  // BLAS, covered below
+    SCOPED_TRACE(dtype_name(t));
+    const int64_t k = 512, n = 70;
+    const auto bytes = random_matrix(t, n, k, 13);
+    const WeightView w{t, bytes.data(), n, k};
+    const auto x = random_x(static_cast<size_t>(2 * k), 14);
+    // [0, n): one row of x; [n, 3n): two rows (the prefill path)
+    std::vector<float> plain(static_cast<size_t>(3 * n)), dec(plain.size()), acc(static_cast<size_t>(n), 0.25f);
+    matmul_nt(x.data(), w, plain.data(), 1);
+    matmul_nt(x.data(), w, plain.data() + n, 2);
+    {
+      Int8Decode scope;
+      EXPECT_TRUE(Int8Decode::active());
+      matmul_nt(x.data(), w, dec.data(), 1);
+      matmul_nt(x.data(), w, acc.data(), 1, /*accumulate=*/true);
+      matmul_nt(x.data(), w, dec.data() + n, 2);
+    }
+    EXPECT_FALSE(Int8Decode::active());
+    Q8Buffer buf;
+    for (int64_t r = 0; r < n; ++r) {
+      const float want = dot_row(t, w.row(r), x.data(), k);
+      ASSERT_EQ(plain[r], want) << r;
+      ASSERT_EQ(dec[n + r], plain[n + r]) << r;
+      ASSERT_EQ(dec[2 * n + r], plain[2 * n + r]) << r;
+      if (q8_block(t) == 0) {
+        ASSERT_EQ(dec[r], want) << r;
+        continue;
+      }
+      const Q8Row xq = buf.quantize(x.data(), k, q8_block(t));
+      ASSERT_EQ(dec[r], dot_row_q8(t, w.row(r), xq)) << r;
+      ASSERT_EQ(acc[r], 0.25f + dec[r]) << r;
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 // Models whose weights stay in their file's type (F16, BF16, Q8_0; GGUF and safetensors): the
 // forward pass on the packed weights equals the same model with every weight expanded to
-// float32 (prefill: dequantised tiles + sgemm; decode: dot products on the blocks), the
-// matrices are views into the file (not copies), and the identity does not depend on the type.
+// float32 (prefill: dequantised tiles + sgemm; decode: dot products on the blocks, within the
+// 8-bit rounding of x for Q8_0), the matrices are views into the file (not copies), and the
+// identity does not depend on the type.
 // Runs everywhere (random models written to a temporary directory).
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -62,7 +63,10 @@ TEST_P(StoredTypes, PackedWeightsGiveTheExpandedModelsLogits) {
     auto row = m->forward_next({t}, cache);
     decode.insert(decode.end(), row.begin(), row.end());
   }
-  EXPECT_LE(max_abs_diff(decode, want), 1e-4 * scale);
+  // Decode on quantised weights quantises x to 8 bits (kernels/qdot_int8.h, llama.cpp's
+  // arithmetic): 0.027-0.04 of the largest logit on these random models (test_quant_logits
+  // checks it against llama.cpp's own logits); float and 16-bit weights keep float dots.
+  EXPECT_LE(max_abs_diff(decode, want), (dtype_is_quantized(k.type) ? 0.1 : 1e-4) * scale);
   std::filesystem::remove_all(dir);
 }
 

@@ -1,0 +1,108 @@
+// `bosch bench qdot`: the decode dot kernels alone. Per weight type, one matrix-vector product
+// over a random matrix larger than the caches, with float x (qdot.h) and with x quantised to 8
+// bits (qdot_int8.h, what decode runs); the weight bytes each reads per second beside the memory
+// read bandwidth measured in the same run. Prints ratios, not a timed test.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "cli/bandwidth.h"
+#include "cli/command.h"
+#include "kernels/dispatch.h"
+#include "kernels/qdot_int8.h"
+#include "kernels/qmatmul.h"
+#include "util/error.h"
+#include "util/parallel.h"
+
+namespace bosch::cli {
+namespace {
+
+struct QdotOptions {
+  int mib = 256, cols = 2048, repeats = 5;
+};
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Random quant bytes; every fp16 scale set to a small value (the speed does not depend on them).
+std::vector<uint8_t> random_matrix(DType t, int64_t rows, int64_t cols) {
+  std::mt19937 rng(1);
+  std::vector<uint8_t> b(dtype_bytes(t, static_cast<size_t>(rows * cols)));
+  for (uint8_t& v : b) v = static_cast<uint8_t>(rng());
+  const size_t bb = dtype_block_bytes(t), at = t == DType::Q6_K ? 208 : 0;
+  const uint16_t h = f32_to_f16(0.01f);
+  if (dtype_is_quantized(t))
+    for (size_t off = 0; off < b.size(); off += bb) {
+      std::memcpy(&b[off + at], &h, 2);
+      if (t == DType::Q4_K || t == DType::Q5_K) std::memcpy(&b[off + 2], &h, 2);
+    }
+  else  // F16/BF16: the same small value everywhere
+    for (size_t off = 0; off < b.size(); off += 2) std::memcpy(&b[off], &h, 2);
+  return b;
+}
+
+// Best seconds of `repeats` products (the first one untimed: page faults).
+double best_time(const QdotOptions& o, const float* x, const WeightView& w, float* y) {
+  matmul_nt(x, w, y, 1);
+  double best = 1e30;
+  for (int r = 0; r < o.repeats; ++r) {
+    const double t0 = now_s();
+    matmul_nt(x, w, y, 1);
+    best = std::min(best, now_s() - t0);
+  }
+  return best;
+}
+
+void run(const QdotOptions& o) {
+  fmt::print("kernels: {}, {} threads; {} MiB per matrix, {} columns, best of {}\n\n", kernels::kernels_description(),
+             num_threads(), o.mib, o.cols, o.repeats);
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> x(static_cast<size_t>(o.cols));
+  for (float& v : x) v = u(rng);
+  struct Row { DType t; double f, q; };
+  std::vector<Row> rows;
+  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::F16, DType::BF16}) {
+    const int64_t n = std::max<int64_t>(1, (int64_t{o.mib} << 20) / static_cast<int64_t>(dtype_bytes(t, o.cols)));
+    const auto bytes = random_matrix(t, n, o.cols);
+    const WeightView w{t, bytes.data(), n, o.cols};
+    std::vector<float> y(static_cast<size_t>(n));
+    const double gb = static_cast<double>(w.bytes()) / 1e9;
+    const double f = gb / best_time(o, x.data(), w, y.data());
+    double q = 0;
+    if (q8_block(t)) {
+      Int8Decode decode;
+      q = gb / best_time(o, x.data(), w, y.data());
+    }
+    rows.push_back({t, f, q});
+  }
+  const double bw = read_bandwidth_gbs(std::max(o.mib * 2, 256));
+  fmt::print("| type | float x: GB/s | int8 x: GB/s | int8 / float | decode / bandwidth |\n|---|---:|---:|---:|---:|\n");
+  for (const Row& r : rows) {
+    const double dec = r.q > 0 ? r.q : r.f;  // what decode runs
+    fmt::print("| {} | {:.2f} | {} | {} | {:.2f} |\n", dtype_name(r.t), r.f, r.q > 0 ? fmt::format("{:.2f}", r.q) : "-",
+               r.q > 0 ? fmt::format("{:.2f}", r.q / r.f) : "-", dec / bw);
+  }
+  fmt::print("\nmemory read bandwidth (measured now, {} MiB): {:.2f} GB/s\n", std::max(o.mib * 2, 256), bw);
+}
+
+BenchRegistrar reg("qdot", "decode dot kernels per weight type: float vs int8 x, weight GB/s vs memory bandwidth",
+                   [](CLI::App& app) {
+  auto o = std::make_shared<QdotOptions>();
+  app.add_option("--mib", o->mib, "bytes of each weight matrix (larger than the caches)")->check(CLI::Range(1, 1 << 14));
+  app.add_option("--cols", o->cols, "row length (a multiple of 256)")->check(CLI::Range(256, 1 << 16));
+  app.add_option("--repeats", o->repeats, "timed products per path; the best counts")->check(CLI::Range(1, 1000));
+  app.callback([o] {
+    check(o->cols % 256 == 0, "bench qdot: --cols {} is not a multiple of 256", o->cols);
+    run(*o);
+  });
+});
+
+}  // namespace
+}  // namespace bosch::cli
