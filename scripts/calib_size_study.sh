@@ -46,7 +46,9 @@ for n in $sizes; do
   fi
 done
 python3 - "$out" "$prefix" "$default_size" <<'PY' > "$out/summary.md"
-import json, random, sys, pathlib
+import json, sys, pathlib
+sys.path.insert(0, "scripts")
+from paired_bootstrap import paired_ci
 out = pathlib.Path(sys.argv[1])
 prefix, default_size = sys.argv[2], int(sys.argv[3])
 runs = {int(p.stem[1:]): json.loads(p.read_text()) for p in sorted(out.glob(f"{prefix}*.json"))}
@@ -55,14 +57,6 @@ default = default_size if default_size in runs else sizes[0]
 knob = "depths" if prefix == "d" else "chunks"
 def row(d, m, r):
     return next(x for x in runs[d]["results"] if x["method"] == m and x["ratio"] == r)
-def boot(v, n=10000, seed=7):
-    rng = random.Random(seed); k = len(v)
-    means = sorted(sum(v[rng.randrange(k)] for _ in range(k)) / k for _ in range(n))
-    return sum(v) / k, means[int(0.025 * n)], means[int(0.975 * n)]
-def ci(a, b, scale):
-    mean, lo, hi = boot([(x - y) / scale for x, y in zip(a, b)])
-    tag = " (better)" if lo > 0 else " (worse)" if hi < 0 else ""
-    return f"{mean:+.3f} [{lo:+.3f}, {hi:+.3f}]{tag}"
 first = runs[sizes[0]]
 ref = first["references"]
 scale = ref["full"]["raw_score"] - ref["all_swa"]["raw_score"]
@@ -80,10 +74,10 @@ for r in first["ratios"]:
         base = [x for x in runs[d]["results"] if x["ratio"] == r and x["method"] in ("gate", "ablation")]
         best = max(base, key=lambda x: x["normalized"])
         g, a = ({x["method"]: f"{x['normalized']:.3f}" for x in base}.get(m, "-") for m in ("gate", "ablation"))
-        vs_default = "(reference)" if d == default else ci(b["test_per_sample"], row(default, "bosch-plus", r)["test_per_sample"], scale)
+        vs_default = "(reference)" if d == default else paired_ci(b["test_per_sample"], row(default, "bosch-plus", r)["test_per_sample"], scale)
         print(f"| {r} | {d} | {runs[d]['settings']['calibration_samples']} | {b['calibration_normalized']:.3f} | "
               f"{b['normalized']:.3f} | {g} | {a} | "
-              f"{ci(b['test_per_sample'], best['test_per_sample'], scale)} vs {best['method']} | {vs_default} | "
+              f"{paired_ci(b['test_per_sample'], best['test_per_sample'], scale)} vs {best['method']} | {vs_default} | "
               f"{b['evaluations']} | {b['seconds']:.0f} |")
 PY
 cat "$out/summary.md"
