@@ -338,10 +338,16 @@ def main(argv=None):
     ap.add_argument("--layers", type=int, default=10)
     ap.add_argument("--kv-heads", type=int, default=8)
     ap.add_argument("--no-chain-b", action="store_true", help="chain A only (with its silencing)")
+    ap.add_argument("--expand-only", action="store_true",
+                    help="only step 1 (the default model in the new shape, for equivalence checks)")
     a = ap.parse_args(argv)
     torch.set_num_threads(1)
     base = load_model_dir(a.base)
     print(f"expansion check: max |logit diff| = {check_expansion(base, a.layers, a.kv_heads, a.seed):.2e}")
+    if a.expand_only:
+        m = expand(base, a.layers, a.kv_heads, placement(a.layers, a.seed)[0])
+        print(f"wrote {a.out} (model.safetensors {export_model(m, a.out, {}, 'float16') / 1e6:.2f} MB)")
+        return
     m, info = build(base, a.layers, a.kv_heads, a.seed, not a.no_chain_b)
     size = export_model(m, a.out, {"seed": str(a.seed)}, "float16")
     with open(os.path.join(a.out, "circuit.json"), "w") as f:
