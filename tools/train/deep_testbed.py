@@ -1,5 +1,6 @@
 """A testbed model with backup retrieval heads (issue #21), built from models/default without
-training: `python3 -m tools.train.deep_testbed --seed 0 --out models/deep`.
+training: `python3 -m tools.train.deep_testbed --seed 0 --layers 9 --out models/deep`.
+Measured gates and tables: models/deep/README.md.
 
 Why. The default model has one retrieval path (SEL L3 -> ASEL L4 -> copy L5, circuit_init.py),
 so converting one head to SWA costs what it will cost in any mask and single-head ablation is
@@ -8,12 +9,13 @@ chain A is broken, and A when B is, so each retrieval head alone costs ~0 while 
 both chains costs everything: the entanglement a search has to find.
 
 Construction (every step keeps the default's arithmetic except where said):
- 1. expand: hidden 240 -> 264 (24 new reserved coordinates: VCODE2, SEL_B, ASEL_B, COPY_B),
-    4 -> 8 KV heads per layer (the new ones zero: they write nothing), FFN 192 -> 224 (32 new
-    neurons), N layers: the 8 original ones in order, N - 8 empty layers inserted after layer 2
-    at seed-drawn positions (an all-zero layer is the identity on the residual). Every RMSNorm
-    gain is multiplied by sqrt(240 / 264): with the new coordinates at 0 the normalised residual
-    is then exactly the default's (RMS is a mean over the width). `check_expansion` verifies.
+ 1. expand: hidden 240 -> 265 (25 new reserved coordinates: VCODE2, SEL_B, ASEL_B, COPY_B,
+    ONEKEY), 4 -> 8 KV heads per layer (the new ones zero: they write nothing), FFN 192 -> 224
+    (32 new neurons), N layers: the 8 original ones in order, N - 8 empty layers inserted
+    between original layers 2 and 6 at seed-drawn positions (an all-zero layer is the identity
+    on the residual). Every RMSNorm gain is multiplied by sqrt(240 / 265): with the new
+    coordinates at 0 the normalised residual is then the default's (RMS is a mean over the
+    width). `check_expansion` measures it (max logit difference ~9e-3 on logits up to ~75).
  2. silence. A head converted to SWA still attends somewhere in its window and writes a wrong
     value; summed with the intact chain it would corrupt the answer. So each chain writes ~0
     when it is cut:
@@ -28,7 +30,12 @@ Construction (every step keeps the default's arithmetic except where said):
       colon-answer (every family but passkey, where AR2 = 0 and no key is asked) a chain whose
       ASEL is 0 (SEL or ASEL cut off) attends to code-less tokens instead of copying the i-th
       needle by position alone. An intact chain has sum ASEL = 1: its query is the default's.
-    Chain A gets the same three changes (its heads keep their place and rows otherwise).
+    - ASEL gets a null target, position 0 (F0), that beats every asked key but the one whose
+      list position is the answer index: an SWA ASEL that cannot see that key reads position
+      0's SEL (0) instead of a wrong key's. Multivalue asks one key for four answers, so where
+      one key is asked (ONEKEY, a ratio step on LC in original layer 2's MLP) the null drops
+      below every asked key (see `silence`).
+    Chain A gets the same changes (its heads keep their place and rows otherwise).
  3. chain B: clones of A's SEL, ASEL and copy heads (q/k rows, q/k norm gains of their dims)
     reading and writing B's own coordinates (SEL_B, ASEL_B, COPY_B); value/output scaled by the
     residual RMS of the layer they land in. A clone goes into its original's layer (another KV
@@ -53,10 +60,10 @@ import random
 import torch
 
 from .circuit_init import LAYOUT as BASE_LAYOUT
+from .circuit_init import calib_text
 from .circuit_parts import CONTENT, HEAD_DIM, Builder, Layout, Mlp, pair_dims
 from .export import export_model, load_model_dir
 from .model import Qwen3, Qwen3Config
-from .circuit_init import calib_text
 
 EXTRA = [("VCODE2", 8), ("SEL_B", 4), ("ASEL_B", 4), ("COPY_B", 8), ("ONEKEY", 1)]
 LAYOUT = Layout([(n, s[1]) for n, s in BASE_LAYOUT.slices.items()] + EXTRA)
@@ -90,7 +97,7 @@ def placement(n_layers, seed, n_orig=8):
 
 @torch.no_grad()
 def expand(base, n_layers, n_kv, orig_at):
-    """The default model in a wider, deeper shape, computing exactly what it computes."""
+    """The default model in a wider, deeper shape, computing what it computes (to rounding)."""
     c0 = base.c
     rep = c0.num_attention_heads // c0.num_key_value_heads
     cfg = dict(c0.to_dict())
@@ -280,7 +287,7 @@ def permute_slots(m, seed):
 
 
 @torch.no_grad()
-def build(base, n_layers=10, n_kv=8, seed=0, chain_b=True):
+def build(base, n_layers=9, n_kv=8, seed=0, chain_b=True):
     """The testbed from the default model. Returns (model, info: where every circuit head is)."""
     orig_at, ins, where_b = placement(n_layers, seed)
     m = expand(base, n_layers, n_kv, orig_at)
@@ -322,7 +329,7 @@ def build(base, n_layers=10, n_kv=8, seed=0, chain_b=True):
 
 
 @torch.no_grad()
-def check_expansion(base, n_layers=10, n_kv=8, seed=0, text=None):
+def check_expansion(base, n_layers=9, n_kv=8, seed=0, text=None):
     """Max |logit difference| between the default model and its expansion (no edits)."""
     orig_at, _, _ = placement(n_layers, seed)
     m = expand(base, n_layers, n_kv, orig_at)
@@ -335,7 +342,7 @@ def main(argv=None):
     ap.add_argument("--base", default="models/default")
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--layers", type=int, default=10)
+    ap.add_argument("--layers", type=int, default=9)
     ap.add_argument("--kv-heads", type=int, default=8)
     ap.add_argument("--no-chain-b", action="store_true", help="chain A only (with its silencing)")
     ap.add_argument("--expand-only", action="store_true",
