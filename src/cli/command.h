@@ -22,7 +22,7 @@ struct CommandRegistrar {
 };
 
 // The embedded default model (models/default in the source tree, or $BOSCH_DEFAULT_MODEL),
-// used when MODEL is omitted.
+// used when MODEL is omitted; resolve_model also takes an embedded model's name (`deep`).
 std::string default_model_path();
 std::string resolve_model(const std::string& arg);
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -23,7 +24,17 @@ std::string default_model_path() {
   return std::string(BOSCH_SOURCE_DIR) + "/models/default";
 }
 
-std::string resolve_model(const std::string& arg) { return arg.empty() ? default_model_path() : arg; }
+// A bare name of an embedded model (`default`, `deep`) that is not a path here means the
+// source tree's models/<name>; anything else is a path.
+std::string resolve_model(const std::string& arg) {
+  if (arg.empty()) return default_model_path();
+  if (arg.find('/') == std::string::npos && !std::filesystem::exists(arg)) {
+    if (arg == "default") return default_model_path();
+    const std::string embedded = std::string(BOSCH_SOURCE_DIR) + "/models/" + arg;
+    if (std::filesystem::exists(embedded + "/config.json")) return embedded;
+  }
+  return arg;
+}
 
 }  // namespace bosch::cli
 

@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -83,4 +85,23 @@ TEST(DefaultsCli, SearchOnATextObjectiveRunsWithTheDefaultStarts) {
   EXPECT_NE(bosch::read_file(log.string()).find("--starts retrieval: the retrieval score needs needles"), std::string::npos)
       << bosch::read_file(log.string());
   std::filesystem::remove_all(dir);
+}
+
+// The embedded models by name, from any directory: `deep` is the source tree's models/deep.
+TEST(DefaultsCli, EmbeddedModelsByName) {
+  ASSERT_TRUE(std::filesystem::exists(bosch_bin())) << bosch_bin() << " not built";
+  const auto dir = temp_dir("bosch_model_names");
+  const auto r = bosch::tests::run_cli("info deep");  // run_cli runs in this test's cwd
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("models/deep"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mask bits    72"), std::string::npos) << r.out;
+  const std::string cmd = "cd " + dir.string() + " && " + bosch_bin() + " info default > out.txt 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream in(dir / "out.txt");
+  const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(out.find("mask bits    32"), std::string::npos) << out;
+  // A name that is no embedded model stays a path, and its error names it.
+  const auto bad = bosch::tests::run_cli("info no_such_model");
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_NE(bad.out.find("no_such_model"), std::string::npos) << bad.out;
 }
