@@ -13,20 +13,15 @@
 #include "tasks/prompt_fit.h"
 #include "tasks/scoring.h"
 #include "tokenizer/tokenizer.h"
+#include "embedded_model_checks.h"
 
 using namespace bosch;
+using bosch::tests::exact_match;
+using bosch::tests::gate_samples;
 
 namespace {
 
 const std::string kModel = std::string(BOSCH_SOURCE_DIR) + "/models/deep";
-
-double exact_match(const Model& m, const AttentionPlan& plan, const std::vector<TaskSample>& samples) {
-  ScoreOptions opt;
-  opt.progress = false;
-  double sum = 0;
-  for (const auto& s : score_samples(m, plan, samples, opt)) sum += s.score;
-  return sum / static_cast<double>(samples.size());
-}
 
 // "L.H" of a circuit head, as models/deep/circuit.json names them.
 std::pair<int, int> head_at(const nlohmann::json& circuit, const std::string& name) {
@@ -43,13 +38,7 @@ TEST(DeepModel, GatesAndBackupCopyHeads) {
   const auto& c = m->config();
   std::ifstream in(kModel + "/circuit.json");
   const auto circuit = nlohmann::json::parse(in);
-  NiahOptions o;
-  o.lengths = {1024};
-  o.depths = depth_grid(3);
-  o.samples = 1;
-  o.split = Split::test;
-  o.chat = chat_wrap_for(*tok, true);
-  const auto samples = generate_niah(*tok, o);  // 8 families x 3 depths
+  const auto samples = gate_samples(*tok);  // 8 families x 3 depths
   ASSERT_EQ(samples.size(), 24u);
 
   const double full = exact_match(*m, m->full_plan(), samples);

@@ -13,20 +13,15 @@
 #include "tasks/prompt_fit.h"
 #include "tasks/scoring.h"
 #include "tokenizer/tokenizer.h"
+#include "embedded_model_checks.h"
 
 using namespace bosch;
+using bosch::tests::exact_match;
+using bosch::tests::gate_samples;
 
 namespace {
 
 const std::string kModel = std::string(BOSCH_SOURCE_DIR) + "/models/default";
-
-double exact_match(const Model& m, const AttentionPlan& plan, const std::vector<TaskSample>& samples) {
-  ScoreOptions opt;
-  opt.progress = false;
-  double sum = 0;
-  for (const auto& s : score_samples(m, plan, samples, opt)) sum += s.score;
-  return sum / static_cast<double>(samples.size());
-}
 
 }  // namespace
 
@@ -38,13 +33,7 @@ TEST(DefaultModel, AnswersNiahWithFullAttentionAndNotWithEveryHeadSwa) {
   const auto& c = m->config();
   EXPECT_GE(c.n_layers, 8);
   EXPECT_GE(c.n_kv_heads, 4);
-  NiahOptions o;
-  o.lengths = {1024};
-  o.depths = depth_grid(3);
-  o.samples = 1;
-  o.split = Split::test;
-  o.chat = chat_wrap_for(*tok, true);
-  auto samples = generate_niah(*tok, o);  // 8 families x 3 depths
+  auto samples = gate_samples(*tok);  // 8 families x 3 depths
   ASSERT_EQ(samples.size(), 24u);
   double full = exact_match(*m, m->full_plan(), samples);
   double swa = exact_match(*m, AttentionPlan::all_swa(c.n_layers, c.n_kv_heads, 64, 4), samples);
