@@ -1,15 +1,30 @@
-// Keeps OpenBLAS's own thread pool at bosch's thread count (BOSCH_THREADS / set_num_threads),
-// so that one setting governs every kernel.
+// OpenBLAS runs single-threaded, inside the chunks of bosch's own pool (util/parallel.h): two
+// pools on the same cores made OpenBLAS's idle workers spin in sched_yield while bosch's ran
+// the attention (about a fifth of an eval's time). Every BLAS call goes through split_rows.
 #pragma once
 #include <cblas.h>
+
+#include <algorithm>
+#include <cstdint>
 
 #include "util/parallel.h"
 
 namespace bosch::kernels {
 
-inline void sync_blas_threads() {
-  const int want = num_threads();
-  if (openblas_get_num_threads() != want) openblas_set_num_threads(want);
+inline void blas_single_thread() {
+  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+}
+
+// Calls fn(r0, r1) on row ranges covering [0, n), one per thread, cut at multiples of 16 (the
+// sgemm micro-tile) so each output element takes the same arithmetic whatever the thread count.
+template <class Fn>
+void split_rows(int64_t n, Fn fn) {
+  blas_single_thread();
+  constexpr int64_t kAlign = 16;
+  const size_t blocks = static_cast<size_t>((n + kAlign - 1) / kAlign);
+  parallel_for(blocks, [&](size_t b, size_t e) {
+    fn(static_cast<int64_t>(b) * kAlign, std::min<int64_t>(n, static_cast<int64_t>(e) * kAlign));
+  });
 }
 
 }  // namespace bosch::kernels

@@ -21,13 +21,16 @@ void matmul_nt(const float* x, const float* w, float* y, int m, int n, int k, bo
     if (!accumulate) std::fill(y, y + static_cast<int64_t>(m) * n, 0.0f);
     return;
   }
-  kernels::sync_blas_threads();
   const float beta = accumulate ? 1.0f : 0.0f;
-  if (m == 1) {  // decode: y = W x is a matrix-vector product
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, w, k, x, 1, beta, y, 1);
-  } else {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, x, k, w, k, beta, y, n);
-  }
+  kernels::split_rows(n, [&](int64_t r0, int64_t r1) {
+    const int rows = static_cast<int>(r1 - r0);
+    const float* wr = w + r0 * k;
+    if (m == 1) {  // decode: y = W x is a matrix-vector product
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, rows, k, 1.0f, wr, k, x, 1, beta, y + r0, 1);
+    } else {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, rows, k, 1.0f, x, k, wr, k, beta, y + r0, n);
+    }
+  });
 }
 
 void matmul_nt_reference(const float* x, const float* w, float* y, int m, int n, int k) {

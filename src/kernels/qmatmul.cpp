@@ -17,7 +17,7 @@ namespace bosch {
 
 namespace {
 
-// A tile of ~1M floats (4 MiB) keeps sgemm efficient (n >= 256 rows for cols up to 4096)
+// A tile of ~1M floats (4 MiB, per thread) keeps sgemm efficient (n >= 256 rows for cols up to 4096)
 // while the dequantised copy of a weight never exceeds this, whatever the model's size.
 constexpr int64_t kTileFloats = int64_t{1} << 20;
 thread_local std::vector<float> tile_buf;
@@ -58,20 +58,20 @@ void matmul_nt(const float* x, const WeightView& w, float* y, int m, bool accumu
     }, 16);
     return;
   }
-  const int64_t tile = std::min<int64_t>(n, qmatmul_tile_rows(k));
-  std::vector<float>& buf = tile_buf;
-  if (buf.size() < static_cast<size_t>(tile * k)) buf.resize(static_cast<size_t>(tile * k));
+  // Each thread dequantises its own rows a tile at a time into its own buffer and multiplies
+  // them at once (BLAS single-threaded): no barrier between dequantisation and sgemm.
   const size_t blocks_per_row = static_cast<size_t>(k) / dtype_block(w.type);
-  for (int64_t r0 = 0; r0 < n; r0 += tile) {
-    const int64_t tr = std::min<int64_t>(tile, n - r0);
-    parallel_for(static_cast<size_t>(tr), [&](size_t b, size_t e) {
-      for (size_t r = b; r < e; ++r)
-        dequant_blocks(w.type, w.row(r0 + static_cast<int64_t>(r)), buf.data() + r * k, blocks_per_row);
-    }, 8);
-    kernels::sync_blas_threads();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, static_cast<int>(tr), k, 1.0f, x, k, buf.data(), k,
-                accumulate ? 1.0f : 0.0f, y + r0, n);
-  }
+  kernels::split_rows(n, [&](int64_t r_begin, int64_t r_end) {
+    const int64_t tile = std::min<int64_t>(r_end - r_begin, qmatmul_tile_rows(k));
+    std::vector<float>& buf = tile_buf;
+    if (buf.size() < static_cast<size_t>(tile * k)) buf.resize(static_cast<size_t>(tile * k));
+    for (int64_t r0 = r_begin; r0 < r_end; r0 += tile) {
+      const int64_t tr = std::min<int64_t>(tile, r_end - r0);
+      for (int64_t r = 0; r < tr; ++r) dequant_blocks(w.type, w.row(r0 + r), buf.data() + r * k, blocks_per_row);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, static_cast<int>(tr), k, 1.0f, x, k, buf.data(), k,
+                  accumulate ? 1.0f : 0.0f, y + r0, n);
+    }
+  });
 }
 
 void matmul_nt_reference(const float* x, const WeightView& w, float* y, int m) {

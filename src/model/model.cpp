@@ -13,6 +13,7 @@
 #include "model/kv_cache.h"
 #include "model/validate_weights.h"
 #include "util/error.h"
+#include "util/parallel.h"
 
 namespace bosch {
 
@@ -277,7 +278,8 @@ std::vector<float> Model::forward_next(const std::vector<int32_t>& new_tokens, K
   check(n > 0, "forward_next: no tokens given");
   const int64_t pos0 = cache.length();
   std::optional<Int8Decode> decode;  // one token: llama.cpp's decode arithmetic (kernels/qmatmul.h)
-  if (n == 1) decode.emplace();
+  std::optional<SpinningPool> spin;  // and its short back-to-back products (util/parallel.h)
+  if (n == 1) decode.emplace(), spin.emplace();
   std::vector<float> hidden(static_cast<size_t>(n) * cfg_.d_model);
   embed(new_tokens.data(), n, hidden.data());
   forward_layers(0, cfg_.n_layers, hidden.data(), n, pos0, cache.plan(), &cache);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <memory>
@@ -9,73 +10,135 @@
 #include <thread>
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace bosch {
 namespace {
 
 thread_local bool in_worker = false;
+std::atomic<int> spinning_scopes{0};  // SpinningPool instances alive
 
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+int spin_micros() {
+  static const int us = [] {
+    const char* e = std::getenv("BOSCH_SPIN_US");
+    return e ? std::clamp(std::atoi(e), 0, 100000) : 1000;
+  }();
+  return us;
+}
+
+// Inside a SpinningPool, polls ready() for up to spin_micros(); false when the caller should
+// sleep instead. A spin that runs out means the thread we wait for is not running (more threads
+// than free cores: a loaded machine, parallel tests); every thread then sleeps at once for the
+// next kBackoff waits, so a spinner never keeps the core that thread is waiting for. No
+// sched_yield: it would hand the core to any other job for a whole time slice.
+std::atomic<int> backoff{0};
+constexpr int kBackoff = 512;
+
+template <class Ready>
+bool spin_until(Ready ready) {
+  if (ready()) return true;
+  const int us = spin_micros();
+  if (us == 0 || spinning_scopes.load(std::memory_order_relaxed) == 0) return false;
+  if (backoff.load(std::memory_order_relaxed) > 0) {
+    backoff.fetch_sub(1, std::memory_order_relaxed);
+    return false;
+  }
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  for (;;) {
+    for (int i = 0; i < 32; ++i) {
+      if (ready()) return true;
+      cpu_relax();
+    }
+    if (spinning_scopes.load(std::memory_order_relaxed) == 0) return ready();  // decode is over
+    if (std::chrono::steady_clock::now() >= until) {
+      if (ready()) return true;
+      backoff.store(kBackoff, std::memory_order_relaxed);
+      return false;
+    }
+  }
+}
+
+// Sleeping follows one protocol on both sides (the workers waiting for a task, the caller
+// waiting for the workers): the sleeper announces itself (sleepers_ / caller_sleeps_) and then
+// re-checks the condition under the mutex; the waker changes the condition and then reads the
+// announcement. All four are sequentially consistent, so one of the two always sees the other:
+// no wake-up is lost, and no mutex is taken while everyone spins.
 class Pool {
  public:
-  explicit Pool(int n) {
+  explicit Pool(int n) : size_(n) {
     for (int i = 1; i < n; ++i) workers_.emplace_back([this, i] { loop(i); });
-    size_ = n;
   }
   ~Pool() {
+    stop_.store(true);
     {
       std::lock_guard<std::mutex> lk(mu_);
-      stop_ = true;
+      cv_.notify_all();
     }
-    cv_.notify_all();
     for (auto& t : workers_) t.join();
   }
   int size() const { return size_; }
 
   // Runs task(i) for i in [0, size()) — index 0 on the caller.
   void run(const std::function<void(int)>& task) {
-    {
+    task_.store(&task, std::memory_order_relaxed);
+    pending_.store(size_ - 1, std::memory_order_relaxed);
+    generation_.fetch_add(1);  // publishes task_ and pending_
+    if (sleepers_.load() > 0) {
       std::lock_guard<std::mutex> lk(mu_);
-      task_ = &task;
-      pending_ = size_ - 1;
-      ++generation_;
+      cv_.notify_all();
     }
-    cv_.notify_all();
     in_worker = true;
     task(0);
     in_worker = false;
-    std::unique_lock<std::mutex> lk(mu_);
-    done_cv_.wait(lk, [this] { return pending_ == 0; });
-    task_ = nullptr;
+    auto done = [this] { return pending_.load() == 0; };
+    if (!spin_until(done)) {
+      std::unique_lock<std::mutex> lk(mu_);
+      caller_sleeps_.store(true);
+      done_cv_.wait(lk, done);
+      caller_sleeps_.store(false);
+    }
   }
 
  private:
   void loop(int idx) {
     in_worker = true;
     uint64_t seen = 0;
+    auto ready = [&] { return stop_.load() || generation_.load() != seen; };
     for (;;) {
-      const std::function<void(int)>* task;
-      {
+      if (!spin_until(ready)) {
         std::unique_lock<std::mutex> lk(mu_);
-        cv_.wait(lk, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
-        task = task_;
+        sleepers_.fetch_add(1);
+        cv_.wait(lk, ready);
+        sleepers_.fetch_sub(1);
       }
-      (*task)(idx);
-      {
+      if (stop_.load()) return;
+      seen = generation_.load();
+      (*task_.load(std::memory_order_relaxed))(idx);
+      if (pending_.fetch_sub(1) == 1 && caller_sleeps_.load()) {
         std::lock_guard<std::mutex> lk(mu_);
-        if (--pending_ == 0) done_cv_.notify_one();
+        done_cv_.notify_one();
       }
     }
   }
 
+  const int size_;
   std::vector<std::thread> workers_;
-  int size_ = 1;
   std::mutex mu_;
   std::condition_variable cv_, done_cv_;
-  const std::function<void(int)>* task_ = nullptr;
-  int pending_ = 0;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  std::atomic<const std::function<void(int)>*> task_{nullptr};
+  std::atomic<int> pending_{0}, sleepers_{0};
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stop_{false}, caller_sleeps_{false};
 };
 
 int default_threads() {
@@ -105,6 +168,9 @@ int num_threads() {
 }
 
 void set_num_threads(int n) { g_threads = std::max(1, n); }
+
+SpinningPool::SpinningPool() { spinning_scopes.fetch_add(1, std::memory_order_relaxed); }
+SpinningPool::~SpinningPool() { spinning_scopes.fetch_sub(1, std::memory_order_relaxed); }
 
 void parallel_for(size_t n, const std::function<void(size_t, size_t)>& fn, size_t grain) {
   if (n == 0) return;

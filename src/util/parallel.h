@@ -1,6 +1,9 @@
 // A small persistent thread pool. parallel_for splits [0, n) into contiguous chunks, one per
 // thread, so results never depend on scheduling (each index is computed by exactly one thread
 // with the same arithmetic whatever the thread count).
+//
+// It is the only pool: BLAS runs single-threaded inside its chunks (kernels/blas_threads.h), so
+// no second pool competes for the same cores.
 #pragma once
 #include <cstddef>
 #include <functional>
@@ -14,5 +17,19 @@ void set_num_threads(int n);
 // Calls fn(begin, end) on disjoint chunks covering [0, n). Blocks until all are done.
 // Chunks are at least `grain` long. Nested calls run serially in the calling thread.
 void parallel_for(size_t n, const std::function<void(size_t, size_t)>& fn, size_t grain = 1);
+
+// While one lives, the pool's threads spin between tasks (up to BOSCH_SPIN_US, default 1000 us,
+// then they sleep) instead of sleeping at once, as llama.cpp's do: one decode step issues ~200
+// products of a few microseconds each, and waking sleeping workers for each cost more than the
+// products. Only decode takes one; elsewhere a product runs for milliseconds, and spinning would
+// steal cores from other jobs on a loaded machine (with more threads than free cores, a spinner
+// waits out the time slice of the thread it waits for). BOSCH_SPIN_US=0 turns it off. Nests.
+class SpinningPool {
+ public:
+  SpinningPool();
+  ~SpinningPool();
+  SpinningPool(const SpinningPool&) = delete;
+  SpinningPool& operator=(const SpinningPool&) = delete;
+};
 
 }  // namespace bosch
