@@ -45,11 +45,18 @@ uint64_t file_bytes(const std::string& path) {
 
 std::string gib(double b) { return fmt::format("{:.3f} GiB", b / (1024.0 * 1024 * 1024)); }
 
+double peak_rss_bytes() {
+  struct rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) * 1024;
+}
+
 void run(const WeightsOptions& o) {
   const std::string path = resolve_model(o.model);
   const double t_load = now_s();
   auto m = Model::load(path);
   const double load_s = now_s() - t_load;
+  const double peak_load = peak_rss_bytes();
   const auto& c = m->config();
   const Model::WeightSummary ws = m->weight_summary();
   std::string mix;
@@ -66,6 +73,7 @@ void run(const WeightsOptions& o) {
   double t0 = now_s();
   std::vector<float> logits = m->forward_next(prompt, cache);
   const double prefill_tps = o.tokens / (now_s() - t0);
+  const double peak_prefill = peak_rss_bytes();
   for (int s = 0; s < o.decode + 2; ++s) {  // two untimed steps first (page faults, thread pool)
     if (s == 2) t0 = now_s();
     const int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
@@ -74,9 +82,7 @@ void run(const WeightsOptions& o) {
   const double decode_tps = o.decode / (now_s() - t0);
   const double read_gbs = decode_tps * ws.decode_bytes / 1e9;
 
-  struct rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  const double peak = static_cast<double>(ru.ru_maxrss) * 1024;
+  const double peak = peak_rss_bytes();
   const double file = static_cast<double>(file_bytes(path));
   const double kv = static_cast<double>(cache.bytes());
   const double bw = read_bandwidth_gbs(o.bandwidth_mib);  // after the peak RSS was read
@@ -88,6 +94,8 @@ void run(const WeightsOptions& o) {
   fmt::print("| decode weight reads | {:.2f} GB/s |\n", read_gbs);
   fmt::print("| memory read bandwidth (measured now, {} MiB) | {:.2f} GB/s |\n", o.bandwidth_mib, bw);
   fmt::print("| peak resident set | {} |\n", gib(peak));
+  fmt::print("| peak RSS by phase: load / KV cache + prefill / decode | {} / {} / {} |\n", gib(peak_load),
+             gib(peak_prefill), gib(peak));
   fmt::print("| file size + KV cache | {} + {} |\n", gib(file), gib(kv));
   fmt::print("| weights in memory: mapped / owned copies / float32 norms | {} / {} / {} |\n\n", gib(ws.mapped), gib(ws.owned),
              gib(ws.small_f32));

@@ -193,7 +193,7 @@ int64_t GGUFTensor::numel() const {
 }
 
 GGUFFile::GGUFFile(const std::string& path) : path_(path) {
-  file_ = std::make_unique<MappedFile>(path);
+  file_ = std::make_shared<const MappedFile>(path);
   const uint8_t* base = file_->data();
   const size_t size = file_->size();
   Cursor c(path_, base, size);

@@ -77,13 +77,17 @@ class GGUFFile {
   double get_float_or(const std::string& key, double fallback) const;
   std::string get_string_or(const std::string& key, const std::string& fallback) const;
 
+  // The mapped bytes alone: keeps every tensor's data valid without the parsed metadata (a
+  // vocabulary's token and merge arrays are ~25 MiB of it).
+  std::shared_ptr<const void> mapping() const { return file_; }
+
   const std::vector<GGUFTensor>& tensors() const { return tensors_; }
   const GGUFTensor* find_tensor(const std::string& name) const;  // nullptr when absent
   const GGUFTensor& tensor(const std::string& name) const;       // throws when absent
 
  private:
   std::string path_;
-  std::unique_ptr<MappedFile> file_;
+  std::shared_ptr<const MappedFile> file_;
   uint32_t version_ = 0;
   uint64_t alignment_ = 32;
   std::map<std::string, GGUFValue> meta_;

@@ -4,6 +4,7 @@
 // is chosen once, at first use, with __builtin_cpu_supports. BOSCH_KERNELS=avx2 (or avx512)
 // in the environment forces a set (tests and benchmarks compare them).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -30,6 +31,8 @@ struct KernelSet {
   float (*dot_row)(DType, const uint8_t*, const float*, int64_t) = nullptr;
   // qdot_int8.cpp: the same with x quantised to 8 bits (integer dots)
   float (*dot_row_q8)(DType, const uint8_t*, const Q8Row&) = nullptr;
+  // dequant.cpp: whole blocks to float32 (prefill tiles), dequant_blocks' values
+  void (*dequant)(DType, const uint8_t*, float*, size_t nblocks) = nullptr;
   // ops.cpp: elementwise kernels
   void (*rmsnorm_row)(const float* x, const float* weight, float* out, int dim, float eps) = nullptr;
   void (*swiglu)(const float* gate, const float* up, float* out, int64_t n) = nullptr;

@@ -2,6 +2,7 @@
 // isa_avx512.cpp only, after each defines BOSCH_ISA; CMake gives isa_avx512.cpp its flags.
 #pragma once
 #include "kernels/attention_kernels.h"
+#include "kernels/dequant_kernels.h"
 #include "kernels/dispatch.h"
 #include "kernels/ops_kernels.h"
 #include "kernels/qdot_int8_kernels.h"
@@ -10,13 +11,16 @@
 namespace bosch::kernels {
 inline namespace BOSCH_ISA {
 
-inline KernelSet make_kernel_set(const char* name, const char* features) {
+// Not inlined: filling the table may take the set's own wide stores (zmm), which must stay out of
+// avx512_kernel_set(), called on every CPU by cpu_runs (the result is built in place, no copy).
+[[gnu::noinline]] inline KernelSet make_kernel_set(const char* name, const char* features) {
   KernelSet s;
   s.name = name;
   s.features = features;
   s.attention = &attention_items;
   s.dot_row = &dot_row_kernel;
   s.dot_row_q8 = &dot_row_q8_kernel;
+  s.dequant = &dequant_kernel;
   s.rmsnorm_row = &rmsnorm_row;
   s.swiglu = &swiglu_kernel;
   s.max_of = &max_of;

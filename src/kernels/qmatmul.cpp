@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/blas_threads.h"
+#include "kernels/dequant.h"
 #include "kernels/dispatch.h"
 #include "kernels/ops.h"
 #include "kernels/qdot.h"
@@ -67,7 +68,7 @@ void matmul_nt(const float* x, const WeightView& w, float* y, int m, bool accumu
     if (buf.size() < static_cast<size_t>(tile * k)) buf.resize(static_cast<size_t>(tile * k));
     for (int64_t r0 = r_begin; r0 < r_end; r0 += tile) {
       const int64_t tr = std::min<int64_t>(tile, r_end - r0);
-      for (int64_t r = 0; r < tr; ++r) dequant_blocks(w.type, w.row(r0 + r), buf.data() + r * k, blocks_per_row);
+      for (int64_t r = 0; r < tr; ++r) dequant_blocks_fast(w.type, w.row(r0 + r), buf.data() + r * k, blocks_per_row);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, static_cast<int>(tr), k, 1.0f, x, k, buf.data(), k,
                   accumulate ? 1.0f : 0.0f, y + r0, n);
     }
@@ -83,7 +84,7 @@ void matmul_nt_reference(const float* x, const WeightView& w, float* y, int m) {
 
 void get_row(const WeightView& w, int64_t r, float* out) {
   check(r >= 0 && r < w.rows, "get_row: row {} outside [0, {})", r, w.rows);
-  dequant_blocks(w.type, w.row(r), out, static_cast<size_t>(w.cols) / dtype_block(w.type));
+  dequant_blocks_fast(w.type, w.row(r), out, static_cast<size_t>(w.cols) / dtype_block(w.type));
 }
 
 }  // namespace bosch

@@ -22,7 +22,7 @@ struct WeightView {
 // matmul_nt of ops.h); other types: one row of x takes dot products on the packed blocks
 // (qdot.h; with quantised weights inside an Int8Decode: x quantised to 8 bits once, integer
 // dots, qdot_int8.h), more rows (prefill) dequantise tiles of weight rows into a per-thread
-// buffer and multiply each tile with sgemm.
+// buffer (kernels/dequant.h) and multiply each tile with sgemm.
 void matmul_nt(const float* x, const WeightView& w, float* y, int m, bool accumulate = false);
 
 // While one lives, one-row products on the calling thread take llama.cpp's decode arithmetic:

@@ -17,10 +17,10 @@ void Model::forward_last_rows(int l, float* hidden, int n, int row0, const Atten
   const int d = cfg_.d_model, qdim = cfg_.n_heads * cfg_.head_dim, kvdim = cfg_.n_kv_heads * cfg_.head_dim;
   const int nq = n - row0;  // rows whose output is computed
   float* xn = Workspace::grow(w.xn, static_cast<size_t>(n) * d);
-  float* q = Workspace::grow(w.q, static_cast<size_t>(nq) * qdim);
-  float* k = Workspace::grow(w.k, static_cast<size_t>(n) * kvdim);
-  float* v = Workspace::grow(w.v, static_cast<size_t>(n) * kvdim);
-  float* att = Workspace::grow(w.att, static_cast<size_t>(nq) * qdim);
+  float* p[4];  // q, k, v, att; the MLP reuses their buffer (workspace.h)
+  const size_t q_n = static_cast<size_t>(nq) * qdim, kv_n = static_cast<size_t>(n) * kvdim;
+  w.layer_rows({q_n, kv_n, kv_n, q_n}, p);
+  float *q = p[0], *k = p[1], *v = p[2], *att = p[3];
   float* out = hidden + static_cast<size_t>(row0) * d;
 
   rmsnorm(hidden, w_.layers[l].attn_norm.data(), xn, n, d, static_cast<float>(cfg_.norm_eps));

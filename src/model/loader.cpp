@@ -94,8 +94,7 @@ struct GGUFLoader {
 };
 
 std::unique_ptr<Model> load_gguf(const std::string& path) {
-  auto file = std::make_shared<GGUFFile>(path);
-  const GGUFFile& f = *file;
+  const GGUFFile f(path);
   GGUFLoader g{f, f.get_string("general.architecture")};
   ModelConfig c;
   c.arch = g.arch;
@@ -136,7 +135,7 @@ std::unique_ptr<Model> load_gguf(const std::string& path) {
   const int64_t d = c.d_model, hd = c.head_dim, nh = c.n_heads, nkv = c.n_kv_heads, ff = c.d_ff, V = c.vocab_size;
   ModelWeights w;
   ModelMatrices mw;
-  mw.keep_alive = file;
+  mw.keep_alive = f.mapping();  // not the metadata: the tokenizer's arrays are freed on return
   mw.tok_embd = g.matrix("token_embd.weight", V, d);
   w.out_norm = g.get("output_norm.weight", {d});
   if (!c.tied_embeddings) mw.lm_head = g.matrix("output.weight", V, d);

@@ -201,8 +201,9 @@ void Model::mlp(int l, float* hidden, int n, Workspace& ws) const {
   const auto& M = mats_.layers[l];
   const int d = cfg_.d_model, ff = cfg_.d_ff;
   float* xn = Workspace::grow(ws.xn, static_cast<size_t>(n) * d);
-  float* gate = Workspace::grow(ws.gate, static_cast<size_t>(n) * ff);
-  float* up = Workspace::grow(ws.up, static_cast<size_t>(n) * ff);
+  float* p[2];  // gate, up: in the buffer of the attention's q..att, dead by now (workspace.h)
+  ws.layer_rows({static_cast<size_t>(n) * ff, static_cast<size_t>(n) * ff}, p);
+  float *gate = p[0], *up = p[1];
   rmsnorm(hidden, w_.layers[l].ffn_norm.data(), xn, n, d, static_cast<float>(cfg_.norm_eps));
   matmul_nt(xn, M.w_gate.v, gate, n);
   matmul_nt(xn, M.w_up.v, up, n);
@@ -214,10 +215,10 @@ void Model::layer(int l, float* hidden, int n, int64_t pos0, const AttentionPlan
                   Workspace& ws) const {
   const int d = cfg_.d_model, qdim = cfg_.n_heads * cfg_.head_dim, kvdim = cfg_.n_kv_heads * cfg_.head_dim;
   float* xn = Workspace::grow(ws.xn, static_cast<size_t>(n) * d);
-  float* q = Workspace::grow(ws.q, static_cast<size_t>(n) * qdim);
-  float* k = Workspace::grow(ws.k, static_cast<size_t>(n) * kvdim);
-  float* v = Workspace::grow(ws.v, static_cast<size_t>(n) * kvdim);
-  float* att = Workspace::grow(ws.att, static_cast<size_t>(n) * qdim);
+  float* p[4];  // q, k, v, att; the MLP reuses their buffer (workspace.h)
+  const size_t nq = static_cast<size_t>(n) * qdim, nkv = static_cast<size_t>(n) * kvdim;
+  ws.layer_rows({nq, nkv, nkv, nq}, p);
+  float *q = p[0], *k = p[1], *v = p[2], *att = p[3];
 
   // attention
   rmsnorm(hidden, w_.layers[l].attn_norm.data(), xn, n, d, static_cast<float>(cfg_.norm_eps));

@@ -70,8 +70,9 @@ void Model::moe_mlp(int l, float* hidden, int n, Workspace& ws) const {
     if (m == 0) continue;
     float* xe = Workspace::grow(ws.moe_in, static_cast<size_t>(m) * d);
     float* ye = Workspace::grow(ws.moe_out, static_cast<size_t>(m) * d);
-    float* gate = Workspace::grow(ws.gate, static_cast<size_t>(m) * ff);
-    float* up = Workspace::grow(ws.up, static_cast<size_t>(m) * ff);
+    float* p[2];  // gate, up (workspace.h: the attention's buffer, dead by now)
+    ws.layer_rows({static_cast<size_t>(m) * ff, static_cast<size_t>(m) * ff}, p);
+    float *gate = p[0], *up = p[1];
     for (int r = 0; r < m; ++r) {
       const int t = ws.expert_slot[b + r] / k;
       std::copy(xn + static_cast<size_t>(t) * d, xn + static_cast<size_t>(t + 1) * d, xe + static_cast<size_t>(r) * d);

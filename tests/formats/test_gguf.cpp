@@ -212,6 +212,22 @@ TEST(GGUF, RoundTripsEveryTensorType) {
   EXPECT_EQ(a, ramp(15, 2.0f));
 }
 
+// A loaded model holds mapping() alone (model/loader.cpp): the tensor bytes stay readable after
+// the GGUFFile, with its metadata, is gone.
+TEST(GGUF, MappingOutlivesTheFile) {
+  ScratchDir dir;
+  std::string path = dir.file("mapping.gguf");
+  write_gguf(path, {{"general.architecture", gguf_string("llama")}}, {make_tensor("a", {3, 5}, DType::F32, ramp(15, 2.0f))});
+  std::shared_ptr<const void> keep;
+  const float* data = nullptr;
+  {
+    GGUFFile f(path);
+    keep = f.mapping();
+    data = reinterpret_cast<const float*>(f.tensor("a").data);
+  }
+  EXPECT_EQ(std::vector<float>(data, data + 15), ramp(15, 2.0f));
+}
+
 TEST(GGUF, CustomAlignmentAndVersion2) {
   ScratchDir dir;
   std::string path = dir.file("align.gguf");
