@@ -29,7 +29,8 @@ void matmul_nt(const float* x, const WeightView& w, float* y, int m, bool accumu
 // x quantised to 8 bits (about 1/254 of its block's max per element), integer dots read the
 // weights at memory speed. Model::forward_next makes one for a single new token. Everything
 // else (prefill, the search's scored rows, a MoE expert handed one token of a prefill) keeps
-// float x, so its results never depend on how rows were batched. Nests; not shared by threads.
+// float x: no 8-bit rounding depends on how rows were batched (sgemm's own blocking still moves
+// the low bits with the row count). Nests; not shared by threads.
 class Int8Decode {
  public:
   Int8Decode();
