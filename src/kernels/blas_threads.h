@@ -1,6 +1,7 @@
 // OpenBLAS runs single-threaded, inside the chunks of bosch's own pool (util/parallel.h): two
 // pools on the same cores made OpenBLAS's idle workers spin in sched_yield while bosch's ran
-// the attention (about a fifth of an eval's time). Every BLAS call goes through split_rows.
+// the attention (about a fifth of an eval's time). Every product goes through split_rows
+// (sgemm_peak alone runs OpenBLAS with its own threads, to measure the ceiling).
 #pragma once
 #include <cblas.h>
 
@@ -16,7 +17,8 @@ inline void blas_single_thread() {
 }
 
 // Calls fn(r0, r1) on row ranges covering [0, n), one per thread, cut at multiples of 16 (the
-// sgemm micro-tile) so each output element takes the same arithmetic whatever the thread count.
+// sgemm micro-tile), so no thread's edge splits a micro-tile. (OpenBLAS may still pick another
+// kernel for small products, so the low bits of a result can move with the thread count.)
 template <class Fn>
 void split_rows(int64_t n, Fn fn) {
   blas_single_thread();

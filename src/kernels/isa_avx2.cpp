@@ -4,9 +4,10 @@
 
 namespace bosch::kernels {
 
-const KernelSet& avx2_kernel_set() {
-  static const KernelSet s = make_kernel_set("avx2", "avx2, fma, f16c");
-  return s;
+namespace {
+constinit const KernelSet kSet = make_kernel_set("avx2", "avx2, fma, f16c");
 }
+
+const KernelSet& avx2_kernel_set() { return kSet; }
 
 }  // namespace bosch::kernels

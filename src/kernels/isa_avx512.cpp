@@ -5,9 +5,10 @@
 
 namespace bosch::kernels {
 
-const KernelSet& avx512_kernel_set() {
-  static const KernelSet s = make_kernel_set("avx512", "avx512f, avx512bw, avx512vl, avx512dq, avx512cd");
-  return s;
+namespace {
+constinit const KernelSet kSet = make_kernel_set("avx512", "avx512f, avx512bw, avx512vl, avx512dq, avx512cd");
 }
+
+const KernelSet& avx512_kernel_set() { return kSet; }
 
 }  // namespace bosch::kernels

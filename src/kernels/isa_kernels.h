@@ -11,9 +11,10 @@
 namespace bosch::kernels {
 inline namespace BOSCH_ISA {
 
-// Not inlined: filling the table may take the set's own wide stores (zmm), which must stay out of
-// avx512_kernel_set(), called on every CPU by cpu_runs (the result is built in place, no copy).
-[[gnu::noinline]] inline KernelSet make_kernel_set(const char* name, const char* features) {
+// constexpr, and the tables constinit (isa_*.cpp): no code fills them at run time. Filling one at
+// run time took the AVX-512 set's own wide stores (zmm) on every CPU, since cpu_runs() looks at
+// the table before it knows whether the CPU has AVX-512: SIGILL on AVX2-only machines.
+constexpr KernelSet make_kernel_set(const char* name, const char* features) {
   KernelSet s;
   s.name = name;
   s.features = features;

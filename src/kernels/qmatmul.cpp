@@ -18,8 +18,9 @@ namespace bosch {
 
 namespace {
 
-// A tile of ~1M floats (4 MiB, per thread) keeps sgemm efficient (n >= 256 rows for cols up to 4096)
-// while the dequantised copy of a weight never exceeds this, whatever the model's size.
+// A tile of ~1M floats (4 MiB per thread: 64 MiB at 16 threads) keeps sgemm efficient (n >= 256
+// rows for cols up to 4096) while the dequantised copy of a weight never exceeds this per
+// thread, whatever the model's size.
 constexpr int64_t kTileFloats = int64_t{1} << 20;
 thread_local std::vector<float> tile_buf;
 thread_local Q8Buffer x_q8;  // decode: x quantised once per product, read by every worker
@@ -31,7 +32,10 @@ Int8Decode::Int8Decode() : prev_(int8_decode) { int8_decode = true; }
 Int8Decode::~Int8Decode() { int8_decode = prev_; }
 bool Int8Decode::active() { return int8_decode; }
 
-int64_t qmatmul_tile_rows(int64_t cols) { return std::max<int64_t>(16, kTileFloats / std::max<int64_t>(1, cols)); }
+// A multiple of 16 rows, the sgemm micro-tile that split_rows (blas_threads.h) also cuts at.
+int64_t qmatmul_tile_rows(int64_t cols) {
+  return std::max<int64_t>(16, kTileFloats / std::max<int64_t>(1, cols) / 16 * 16);
+}
 
 void matmul_nt(const float* x, const WeightView& w, float* y, int m, bool accumulate) {
   check(w.rows >= 0 && w.cols >= 0 && m >= 0, "matmul_nt: bad shape m={} rows={} cols={}", m, w.rows, w.cols);

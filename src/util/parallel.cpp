@@ -4,10 +4,13 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -37,15 +40,15 @@ int spin_micros() {
 }
 
 // Inside a SpinningPool, polls ready() for up to spin_micros(); false when the caller should
-// sleep instead. A spin that runs out means the thread we wait for is not running (more threads
-// than free cores: a loaded machine, parallel tests); every thread then sleeps at once for the
-// next kBackoff waits, so a spinner never keeps the core that thread is waiting for. No
-// sched_yield: it would hand the core to any other job for a whole time slice.
+// sleep instead. No sched_yield: it would hand the core to any other job for a whole time slice.
+// When the caller's wait for the workers runs out, a worker is not running (more threads than
+// free cores: a loaded machine, parallel tests): then every thread sleeps at once for the next
+// kBackoff waits (shared), so that a spinner does not keep the core a worker is waiting for.
 std::atomic<int> backoff{0};
 constexpr int kBackoff = 512;
 
 template <class Ready>
-bool spin_until(Ready ready) {
+bool spin_until(Ready ready, bool waits_for_workers) {
   if (ready()) return true;
   const int us = spin_micros();
   if (us == 0 || spinning_scopes.load(std::memory_order_relaxed) == 0) return false;
@@ -62,11 +65,19 @@ bool spin_until(Ready ready) {
     if (spinning_scopes.load(std::memory_order_relaxed) == 0) return ready();  // decode is over
     if (std::chrono::steady_clock::now() >= until) {
       if (ready()) return true;
-      backoff.store(kBackoff, std::memory_order_relaxed);
+      if (waits_for_workers) backoff.store(kBackoff, std::memory_order_relaxed);
       return false;
     }
   }
 }
+
+// Marks the calling thread as inside a task (nested parallel_for runs serially), also when the
+// task throws.
+struct InTask {
+  bool prev = in_worker;
+  InTask() { in_worker = true; }
+  ~InTask() { in_worker = prev; }
+};
 
 // Sleeping follows one protocol on both sides (the workers waiting for a task, the caller
 // waiting for the workers): the sleeper announces itself (sleepers_ / caller_sleeps_) and then
@@ -88,7 +99,9 @@ class Pool {
   }
   int size() const { return size_; }
 
-  // Runs task(i) for i in [0, size()) — index 0 on the caller.
+  // Runs task(i) for i in [0, size()) — index 0 on the caller. Always waits for every worker
+  // (they call through `task`, which lives on the caller's stack), then rethrows the first
+  // exception a task threw.
   void run(const std::function<void(int)>& task) {
     task_.store(&task, std::memory_order_relaxed);
     pending_.store(size_ - 1, std::memory_order_relaxed);
@@ -97,25 +110,34 @@ class Pool {
       std::lock_guard<std::mutex> lk(mu_);
       cv_.notify_all();
     }
-    in_worker = true;
-    task(0);
-    in_worker = false;
+    call(task, 0);
     auto done = [this] { return pending_.load() == 0; };
-    if (!spin_until(done)) {
+    if (!spin_until(done, /*waits_for_workers=*/true)) {
       std::unique_lock<std::mutex> lk(mu_);
       caller_sleeps_.store(true);
       done_cv_.wait(lk, done);
       caller_sleeps_.store(false);
     }
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
   }
 
  private:
+  void call(const std::function<void(int)>& task, int idx) {
+    InTask in_task;
+    try {
+      task(idx);
+    } catch (...) {
+      std::lock_guard<std::mutex> lk(error_mu_);
+      if (!error_) error_ = std::current_exception();
+    }
+  }
+
   void loop(int idx) {
     in_worker = true;
     uint64_t seen = 0;
     auto ready = [&] { return stop_.load() || generation_.load() != seen; };
     for (;;) {
-      if (!spin_until(ready)) {
+      if (!spin_until(ready, /*waits_for_workers=*/false)) {
         std::unique_lock<std::mutex> lk(mu_);
         sleepers_.fetch_add(1);
         cv_.wait(lk, ready);
@@ -123,7 +145,7 @@ class Pool {
       }
       if (stop_.load()) return;
       seen = generation_.load();
-      (*task_.load(std::memory_order_relaxed))(idx);
+      call(*task_.load(std::memory_order_relaxed), idx);
       if (pending_.fetch_sub(1) == 1 && caller_sleeps_.load()) {
         std::lock_guard<std::mutex> lk(mu_);
         done_cv_.notify_one();
@@ -139,6 +161,8 @@ class Pool {
   std::atomic<int> pending_{0}, sleepers_{0};
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_{false}, caller_sleeps_{false};
+  std::mutex error_mu_;
+  std::exception_ptr error_;  // the first exception of this run; read after every worker is done
 };
 
 int default_threads() {

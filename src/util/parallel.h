@@ -14,7 +14,8 @@ namespace bosch {
 int num_threads();
 void set_num_threads(int n);
 
-// Calls fn(begin, end) on disjoint chunks covering [0, n). Blocks until all are done.
+// Calls fn(begin, end) on disjoint chunks covering [0, n). Blocks until all are done; the first
+// exception fn throws on any thread is rethrown here, after every chunk has returned.
 // Chunks are at least `grain` long. Nested calls run serially in the calling thread.
 void parallel_for(size_t n, const std::function<void(size_t, size_t)>& fn, size_t grain = 1);
 

@@ -3,7 +3,8 @@
 (src/kernels/isa_avx512.cpp, namespace bosch::kernels::avx512) may contain AVX-512
 instructions: otherwise the binary would crash on an AVX2-only CPU. Disassembles the binary
 and names every other function that uses zmm registers, opmask registers, the upper 16 vector
-registers or an EVEX-only instruction. Usage: check_isa.py BINARY NATIVE(ON/OFF); exit 77 =
+registers or an EVEX-only instruction, and any AVX-512 code in the code that builds a kernel
+table (it runs before the CPU's features are known). Usage: check_isa.py BINARY NATIVE(ON/OFF); exit 77 =
 skipped (a -march=native build, or no objdump)."""
 import re
 import shutil
@@ -33,7 +34,8 @@ for line in out.splitlines():
         continue
     if "\t" not in line or not avx512.search(line):
         continue
-    if "::avx512::" in name:
+    # The set's table is looked at before dispatch knows the CPU: it must hold no AVX-512 code.
+    if "::avx512::" in name and "kernel_set" not in name:
         allowed_zmm += "%zmm" in line
     else:
         bad.setdefault(name, line.strip())

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -23,6 +24,7 @@ TEST(Parallel, CoversEveryIndexOnce) {
 // (util/parallel.h): back to back calls hit the spinning path, pauses and slow chunks the
 // sleeping one on both sides. A lost wake-up would hang here; a torn hand-over would miscount.
 TEST(Parallel, BackToBackCallsPausesAndSlowChunksLoseNoWork) {
+  const int saved = bosch::num_threads();
   for (int threads : {2, 3})
   for (bool spinning : {false, true}) {
     bosch::set_num_threads(threads);
@@ -42,5 +44,26 @@ TEST(Parallel, BackToBackCallsPausesAndSlowChunksLoseNoWork) {
       EXPECT_EQ(hits.load(), 100);
     }
   }
+  bosch::set_num_threads(saved);
+}
+
+// A chunk that throws, on a worker or on the caller: the caller gets the exception after every
+// chunk has returned (workers call through the caller's stack), and the pool keeps working,
+// in parallel (the caller is not left marked as inside a task).
+TEST(Parallel, AnExceptionInAChunkReachesTheCallerAndThePoolGoesOn) {
+  const int saved = bosch::num_threads();
   bosch::set_num_threads(2);
+  for (size_t throwing_chunk : {0, 1}) {
+    std::atomic<int> finished{0};
+    EXPECT_THROW(bosch::parallel_for(2, [&](size_t b, size_t) {
+      if (b == throwing_chunk) throw std::runtime_error("chunk failed");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      ++finished;
+    }), std::runtime_error);
+    EXPECT_EQ(finished.load(), 1);  // the other chunk ran to its end before the rethrow
+    std::vector<std::thread::id> ids(2);
+    bosch::parallel_for(2, [&](size_t b, size_t) { ids[b] = std::this_thread::get_id(); });
+    EXPECT_NE(ids[0], ids[1]);
+  }
+  bosch::set_num_threads(saved);
 }
