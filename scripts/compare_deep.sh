@@ -6,8 +6,8 @@
 #   SEED=1                  the second seed (other calibration and test samples, search seed)
 #   RATIOS, METHODS, DEPTHS default to the paper's four ratios, every method and 3 calibration
 #   depths per family (hours on 2 cores: 72 KV heads); the README's table was run with
-#   RATIOS=0.875 METHODS=bosch,bosch-plus,ablation,gate,retrieval,razor DEPTHS=1 (about 25
-#   minutes per seed).
+#   METHODS=bosch,bosch-plus,bosch-layer,rand,intr,bme,rand-heads,locality,razor,retrieval,gate,ablation,apl,qada,proxy
+#   DEPTHS=1 (about an hour per seed), then scripts/compare_table.py.
 set -euo pipefail
 BOSCH=$(realpath "${1:-build/bosch}")
 cd "$(dirname "$0")/.."
