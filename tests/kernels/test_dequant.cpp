@@ -19,9 +19,11 @@
 #include "formats/gguf.h"
 #include "kernels/dequant.h"
 #include "kernels/dispatch.h"
+#include "use_kernel_set.h"
 #include "kernels/qmatmul.h"
 
 using namespace bosch;
+using bosch::tests::UseSet;
 
 namespace {
 
@@ -70,13 +72,6 @@ std::vector<const kernels::KernelSet*> runnable_sets() {
     else std::printf("SKIPPED kernel set %s: this CPU lacks %s\n", s->name, s->features);
   return out;
 }
-
-// Selects a set for a scope and restores the previous one.
-struct UseSet {
-  const kernels::KernelSet& prev = kernels::active_kernels();
-  explicit UseSet(const kernels::KernelSet& s) { kernels::select_kernels(s.name); }
-  ~UseSet() { kernels::select_kernels(prev.name); }
-};
 
 }  // namespace
 

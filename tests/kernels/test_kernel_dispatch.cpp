@@ -12,12 +12,14 @@
 #include "formats/dtype.h"
 #include "kernels/attention.h"
 #include "kernels/dispatch.h"
+#include "use_kernel_set.h"
 #include "kernels/ops.h"
 #include "kernels/qdot.h"
 #include "kernels/qdot_int8.h"
 #include "util/error.h"
 
 using namespace bosch;
+using bosch::tests::UseSet;
 
 namespace {
 
@@ -28,13 +30,6 @@ std::vector<float> rnd(size_t n, uint32_t seed, float lo = -1, float hi = 1) {
   for (float& x : v) x = u(rng);
   return v;
 }
-
-// Selects a set for one test and restores the previous one.
-struct UseSet {
-  const kernels::KernelSet& prev = kernels::active_kernels();
-  explicit UseSet(const kernels::KernelSet& s) { kernels::select_kernels(s.name); }
-  ~UseSet() { kernels::select_kernels(prev.name); }
-};
 
 void check_families(const kernels::KernelSet& s) {
   UseSet use(s);
