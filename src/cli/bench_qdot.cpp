@@ -1,13 +1,16 @@
 // `bosch bench qdot`: the decode dot kernels alone. Per weight type, one matrix-vector product
 // over a random matrix larger than the caches, with float x (qdot.h) and with x quantised to 8
 // bits (qdot_int8.h, what decode runs); the weight bytes each reads per second beside the memory
-// read bandwidth measured in the same run. Prints ratios, not a timed test.
+// read bandwidth measured in the same run; then the same bytes as a chain of --split-kib products
+// (a decode token's matrices are 1-30 MB: the start and hand-over of each product costs), beside
+// the single product. Prints ratios, not a timed test.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -24,6 +27,7 @@ namespace {
 
 struct QdotOptions {
   int mib = 256, cols = 2048, repeats = 5;
+  int split_kib = 1024;  // decode-shaped: the same bytes as a chain of products of this size
 };
 
 double now_s() {
@@ -47,16 +51,30 @@ std::vector<uint8_t> random_matrix(DType t, int64_t rows, int64_t cols) {
   return b;
 }
 
-// Best seconds of `repeats` products (the first one untimed: page faults).
-double best_time(const QdotOptions& o, const float* x, const WeightView& w, float* y) {
-  matmul_nt(x, w, y, 1);
+// Best seconds of `repeats` passes over the views, one product each (the first pass untimed:
+// page faults). One view: a single large product; many: the chain of small products a decode
+// token runs, with the pool spinning between them as in Model::forward_next.
+double best_time(const QdotOptions& o, const float* x, const std::vector<WeightView>& views, float* y) {
+  SpinningPool spin;
+  auto pass = [&] {
+    for (const WeightView& w : views) matmul_nt(x, w, y, 1);
+  };
+  pass();
   double best = 1e30;
   for (int r = 0; r < o.repeats; ++r) {
     const double t0 = now_s();
-    matmul_nt(x, w, y, 1);
+    pass();
     best = std::min(best, now_s() - t0);
   }
   return best;
+}
+
+// The matrix cut into consecutive row ranges of about `kib` KiB (all of it when kib is 0).
+std::vector<WeightView> cut(const WeightView& w, int kib) {
+  const int64_t rows = kib == 0 ? w.rows : std::max<int64_t>(16, (int64_t{kib} << 10) / static_cast<int64_t>(w.row_bytes()));
+  std::vector<WeightView> out;
+  for (int64_t r = 0; r < w.rows; r += rows) out.push_back({w.type, w.row(r), std::min(rows, w.rows - r), w.cols});
+  return out;
 }
 
 void run(const QdotOptions& o) {
@@ -66,7 +84,7 @@ void run(const QdotOptions& o) {
   std::uniform_real_distribution<float> u(-1, 1);
   std::vector<float> x(static_cast<size_t>(o.cols));
   for (float& v : x) v = u(rng);
-  struct Row { DType t; double f, q; };
+  struct Row { DType t; double f, q, chain; };
   std::vector<Row> rows;
   for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::F16, DType::BF16}) {
     const int64_t n = std::max<int64_t>(1, (int64_t{o.mib} << 20) / static_cast<int64_t>(dtype_bytes(t, o.cols)));
@@ -74,20 +92,23 @@ void run(const QdotOptions& o) {
     const WeightView w{t, bytes.data(), n, o.cols};
     std::vector<float> y(static_cast<size_t>(n));
     const double gb = static_cast<double>(w.bytes()) / 1e9;
-    const double f = gb / best_time(o, x.data(), w, y.data());
-    double q = 0;
-    if (q8_block(t)) {
-      Int8Decode decode;
-      q = gb / best_time(o, x.data(), w, y.data());
+    const double f = gb / best_time(o, x.data(), {w}, y.data());
+    double q = 0, chain = 0;
+    {
+      std::optional<Int8Decode> decode;
+      if (q8_block(t)) decode.emplace(), q = gb / best_time(o, x.data(), {w}, y.data());
+      chain = gb / best_time(o, x.data(), cut(w, o.split_kib), y.data());
     }
-    rows.push_back({t, f, q});
+    rows.push_back({t, f, q, chain});
   }
   const double bw = read_bandwidth_gbs(std::max(o.mib * 2, 256));
-  fmt::print("| type | float x: GB/s | int8 x: GB/s | int8 / float | decode / bandwidth |\n|---|---:|---:|---:|---:|\n");
+  fmt::print("| type | float x: GB/s | int8 x: GB/s | int8 / float | decode / bandwidth | {} KiB products: GB/s | small / one |\n"
+             "|---|---:|---:|---:|---:|---:|---:|\n", o.split_kib);
   for (const Row& r : rows) {
     const double dec = r.q > 0 ? r.q : r.f;  // what decode runs
-    fmt::print("| {} | {:.2f} | {} | {} | {:.2f} |\n", dtype_name(r.t), r.f, r.q > 0 ? fmt::format("{:.2f}", r.q) : "-",
-               r.q > 0 ? fmt::format("{:.2f}", r.q / r.f) : "-", dec / bw);
+    fmt::print("| {} | {:.2f} | {} | {} | {:.2f} | {:.2f} | {:.2f} |\n", dtype_name(r.t), r.f,
+               r.q > 0 ? fmt::format("{:.2f}", r.q) : "-", r.q > 0 ? fmt::format("{:.2f}", r.q / r.f) : "-", dec / bw,
+               r.chain, r.chain / dec);
   }
   fmt::print("\nmemory read bandwidth (measured now, {} MiB): {:.2f} GB/s\n", std::max(o.mib * 2, 256), bw);
 }
@@ -97,6 +118,9 @@ BenchRegistrar reg("qdot", "decode dot kernels per weight type: float vs int8 x,
   auto o = std::make_shared<QdotOptions>();
   app.add_option("--mib", o->mib, "bytes of each weight matrix (larger than the caches)")->check(CLI::Range(1, 1 << 14));
   app.add_option("--cols", o->cols, "row length (a multiple of 256)")->check(CLI::Range(256, 1 << 16));
+  app.add_option("--split-kib", o->split_kib,
+                 "also the same bytes as a chain of products of this size, as a decode token runs them")
+      ->check(CLI::Range(16, 1 << 20));
   app.add_option("--repeats", o->repeats, "timed products per path; the best counts")->check(CLI::Range(1, 1000));
   app.callback([o] {
     check(o->cols % 256 == 0, "bench qdot: --cols {} is not a multiple of 256", o->cols);

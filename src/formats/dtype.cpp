@@ -62,7 +62,8 @@ bool dtype_is_quantized(DType t) { return dtype_block(t) > 1; }
 
 size_t dtype_bytes(DType t, size_t n) {
   const size_t block = dtype_block(t);
-  check(n % block == 0, "{} element count {} is not a multiple of the block size {}", dtype_name(t), n, block);
+  // Not check(): its arguments, dtype_name's string among them, would be built on every call.
+  if (n % block != 0) fail("{} element count {} is not a multiple of the block size {}", dtype_name(t), n, block);
   return n / block * dtype_block_bytes(t);
 }
 

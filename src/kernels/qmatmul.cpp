@@ -37,31 +37,70 @@ int64_t qmatmul_tile_rows(int64_t cols) {
   return std::max<int64_t>(16, kTileFloats / std::max<int64_t>(1, cols) / 16 * 16);
 }
 
+namespace {
+
+// One-row products y_i[r] (+)= dot(W_i row r, x) of products that share x and cols, in one
+// parallel section over their rows. Inside an Int8Decode, weights with an 8-bit x block take
+// x quantised once per block size (every product here has the same one, or this is not called).
+void one_row_products(const float* x, const Product* ps, size_t np, bool accumulate) {
+  const int64_t k = ps[0].w.cols;
+  const int block = int8_decode ? q8_block(ps[0].w.type) : 0;
+  Q8Row xq;
+  if (block) xq = x_q8.quantize(x, k, block);
+  const auto dot_q8 = kernels::active_kernels().dot_row_q8;  // qdot_int8.h's dot_row_q8, per row
+  // Each thread takes an equal share of the weight bytes (rows of different types differ in
+  // size), cut at row boundaries: rows [row_at(c), row_at(c + 1)) for chunk c.
+  size_t total_rows = 0, total_bytes = 0;
+  for (size_t i = 0; i < np; ++i) total_rows += static_cast<size_t>(ps[i].w.rows), total_bytes += ps[i].w.bytes();
+  const size_t chunks = std::clamp<size_t>(total_rows / 16, 1, static_cast<size_t>(num_threads()));
+  auto row_at = [&](size_t c) {  // the first row starting at or after byte total_bytes * c / chunks
+    const size_t target = total_bytes / chunks * c + total_bytes % chunks * c / chunks;
+    size_t first = 0, byte0 = 0;
+    for (size_t i = 0; i < np; ++i) {
+      const size_t rb = ps[i].w.row_bytes(), bytes = ps[i].w.bytes();
+      if (target < byte0 + bytes) return first + (target - byte0 + rb - 1) / rb;
+      first += static_cast<size_t>(ps[i].w.rows), byte0 += bytes;
+    }
+    return total_rows;
+  };
+  parallel_for(chunks, [&](size_t cb, size_t ce) {
+    size_t b = row_at(cb);
+    const size_t e = row_at(ce);
+    size_t first = 0;  // rows of the products before ps[i]
+    for (size_t i = 0; i < np && b < e; first += static_cast<size_t>(ps[i].w.rows), ++i) {
+      const WeightView& w = ps[i].w;
+      const size_t end = first + static_cast<size_t>(w.rows);
+      if (b >= end) continue;
+      const size_t row_bytes = w.row_bytes();
+      const uint8_t* base = w.row(0);
+      float* y = ps[i].y;
+      for (; b < std::min(e, end); ++b) {
+        const size_t r = b - first;
+        const float s = block ? dot_q8(w.type, base + r * row_bytes, xq) : dot_row(w.type, base + r * row_bytes, x, k);
+        y[r] = accumulate ? y[r] + s : s;
+      }
+    }
+  });
+}
+
+// The 8-bit x block every product takes in decode (0: float x), or -1 when they differ.
+int shared_block(const Product* ps, size_t np) {
+  const int block = q8_block(ps[0].w.type);
+  for (size_t i = 1; i < np; ++i)
+    if (q8_block(ps[i].w.type) != block) return -1;
+  return block;
+}
+
+}  // namespace
+
 void matmul_nt(const float* x, const WeightView& w, float* y, int m, bool accumulate) {
   check(w.rows >= 0 && w.cols >= 0 && m >= 0, "matmul_nt: bad shape m={} rows={} cols={}", m, w.rows, w.cols);
   const int n = static_cast<int>(w.rows), k = static_cast<int>(w.cols);
   if (w.type == DType::F32) return matmul_nt(x, static_cast<const float*>(w.data), y, m, n, k, accumulate);
   if (m == 0 || n == 0) return;
-  if (m == 1 && int8_decode && q8_block(w.type)) {  // decode: integer dots on x quantised once
-    const Q8Row xq = x_q8.quantize(x, k, q8_block(w.type));
-    const auto dot = kernels::active_kernels().dot_row_q8;  // qdot_int8.h's dot_row_q8, per row
-    const size_t row_bytes = w.row_bytes();
-    parallel_for(static_cast<size_t>(n), [&](size_t b, size_t e) {
-      for (size_t r = b; r < e; ++r) {
-        const float s = dot(w.type, w.row(0) + r * row_bytes, xq);
-        y[r] = accumulate ? y[r] + s : s;
-      }
-    }, 16);
-    return;
-  }
   if (m == 1) {  // one row: every weight byte read once, straight from the packed blocks
-    parallel_for(static_cast<size_t>(n), [&](size_t b, size_t e) {
-      for (size_t r = b; r < e; ++r) {
-        const float s = dot_row(w.type, w.row(static_cast<int64_t>(r)), x, k);
-        y[r] = accumulate ? y[r] + s : s;
-      }
-    }, 16);
-    return;
+    const Product p{w, y};
+    return one_row_products(x, &p, 1, accumulate);
   }
   // Each thread dequantises its own rows a tile at a time into its own buffer and multiplies
   // them at once (BLAS single-threaded): no barrier between dequantisation and sgemm.
@@ -77,6 +116,23 @@ void matmul_nt(const float* x, const WeightView& w, float* y, int m, bool accumu
                   accumulate ? 1.0f : 0.0f, y + r0, n);
     }
   });
+}
+
+void matmul_nt_shared_x(const float* x, std::initializer_list<Product> products, int m) {
+  const Product* ps = products.begin();
+  const size_t np = products.size();
+  bool fuse = m == 1 && np > 1 && shared_block(ps, np) >= 0;
+  for (size_t i = 0; i < np; ++i) {
+    const WeightView& w = ps[i].w;
+    check(w.rows >= 0 && w.cols == ps[0].w.cols, "matmul_nt_shared_x: product {} has {} columns, product 0 {}", i,
+          w.cols, ps[0].w.cols);
+    fuse = fuse && w.type != DType::F32;
+  }
+  if (!fuse) {
+    for (const Product& p : products) matmul_nt(x, p.w, p.y, m);
+    return;
+  }
+  one_row_products(x, ps, np, /*accumulate=*/false);
 }
 
 void matmul_nt_reference(const float* x, const WeightView& w, float* y, int m) {

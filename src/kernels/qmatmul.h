@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 #include "formats/dtype.h"
 
@@ -24,6 +25,16 @@ struct WeightView {
 // dots, qdot_int8.h), more rows (prefill) dequantise tiles of weight rows into a per-thread
 // buffer (kernels/dequant.h) and multiply each tile with sgemm.
 void matmul_nt(const float* x, const WeightView& w, float* y, int m, bool accumulate = false);
+
+// Several products of one x[m, cols] (q, k and v; gate and up): y_i = x * W_i^T, each as
+// matmul_nt computes it (the same bits). With one row, one parallel section covers the rows of
+// all of them: a decode token pays one hand-over to the pool and one quantisation of x per
+// group instead of one per matrix. The weights must share cols.
+struct Product {
+  const WeightView& w;
+  float* y;
+};
+void matmul_nt_shared_x(const float* x, std::initializer_list<Product> products, int m);
 
 // While one lives, one-row products on the calling thread take llama.cpp's decode arithmetic:
 // x quantised to 8 bits (about 1/254 of its block's max per element), integer dots read the

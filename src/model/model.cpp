@@ -172,24 +172,37 @@ void Model::attention_inputs(int l, const float* hidden, int n, int64_t pos0, fl
   Workspace& w = ws ? *ws : local;
   float* xn = Workspace::grow(w.xn, static_cast<size_t>(n) * cfg_.d_model);
   rmsnorm(hidden, w_.layers[l].attn_norm.data(), xn, n, cfg_.d_model, static_cast<float>(cfg_.norm_eps));
-  project_q(l, xn, n, pos0, q);
-  project_kv(l, xn, n, pos0, k, v);
+  project_qkv(l, xn, n, pos0, q, k, v);
+}
+
+void Model::project_qkv(int l, const float* xn, int n, int64_t pos0, float* q, float* k, float* v) const {
+  const auto& M = mats_.layers[l];
+  matmul_nt_shared_x(xn, {{M.wq.v, q}, {M.wk.v, k}, {M.wv.v, v}}, n);
+  finish_q(l, n, pos0, q);
+  finish_kv(l, n, pos0, k, v);
 }
 
 void Model::project_q(int l, const float* xn, int n, int64_t pos0, float* q) const {
+  matmul_nt(xn, mats_.layers[l].wq.v, q, n);
+  finish_q(l, n, pos0, q);
+}
+
+void Model::project_kv(int l, const float* xn, int n, int64_t pos0, float* k, float* v) const {
+  matmul_nt_shared_x(xn, {{mats_.layers[l].wk.v, k}, {mats_.layers[l].wv.v, v}}, n);
+  finish_kv(l, n, pos0, k, v);
+}
+
+void Model::finish_q(int l, int n, int64_t pos0, float* q) const {
   const auto& L = w_.layers[l];
   const int hd = cfg_.head_dim, nh = cfg_.n_heads;
-  matmul_nt(xn, mats_.layers[l].wq.v, q, n);
   add_bias(q, L.bq, n);
   if (cfg_.qk_norm) rmsnorm(q, L.q_norm.data(), q, n * nh, hd, static_cast<float>(cfg_.norm_eps));
   rope_rotate_half(q, n, pos0, nh, hd, static_cast<int64_t>(nh) * hd, inv_freq_.data());
 }
 
-void Model::project_kv(int l, const float* xn, int n, int64_t pos0, float* k, float* v) const {
+void Model::finish_kv(int l, int n, int64_t pos0, float* k, float* v) const {
   const auto& L = w_.layers[l];
   const int hd = cfg_.head_dim, nkv = cfg_.n_kv_heads;
-  matmul_nt(xn, mats_.layers[l].wk.v, k, n);
-  matmul_nt(xn, mats_.layers[l].wv.v, v, n);
   add_bias(k, L.bk, n);
   add_bias(v, L.bv, n);
   if (cfg_.qk_norm) rmsnorm(k, L.k_norm.data(), k, n * nkv, hd, static_cast<float>(cfg_.norm_eps));
@@ -205,8 +218,7 @@ void Model::mlp(int l, float* hidden, int n, Workspace& ws) const {
   ws.layer_rows({static_cast<size_t>(n) * ff, static_cast<size_t>(n) * ff}, p);
   float *gate = p[0], *up = p[1];
   rmsnorm(hidden, w_.layers[l].ffn_norm.data(), xn, n, d, static_cast<float>(cfg_.norm_eps));
-  matmul_nt(xn, M.w_gate.v, gate, n);
-  matmul_nt(xn, M.w_up.v, up, n);
+  matmul_nt_shared_x(xn, {{M.w_gate.v, gate}, {M.w_up.v, up}}, n);
   swiglu(gate, up, gate, static_cast<int64_t>(n) * ff);
   matmul_nt(gate, M.w_down.v, hidden, n, /*accumulate=*/true);
 }
@@ -222,8 +234,7 @@ void Model::layer(int l, float* hidden, int n, int64_t pos0, const AttentionPlan
 
   // attention
   rmsnorm(hidden, w_.layers[l].attn_norm.data(), xn, n, d, static_cast<float>(cfg_.norm_eps));
-  project_q(l, xn, n, pos0, q);
-  project_kv(l, xn, n, pos0, k, v);
+  project_qkv(l, xn, n, pos0, q, k, v);
   if (cache) {
     cache->attend(l, q, k, v, att, n, pos0);
   } else {

@@ -97,6 +97,11 @@ class Model {
   // q [n, n_heads*hd] of normed rows xn at positions pos0..; k, v likewise (bias, q/k norm, RoPE).
   void project_q(int l, const float* xn, int n, int64_t pos0, float* q) const;
   void project_kv(int l, const float* xn, int n, int64_t pos0, float* k, float* v) const;
+  // Both at once (one parallel section for the three products in decode: qmatmul.h).
+  void project_qkv(int l, const float* xn, int n, int64_t pos0, float* q, float* k, float* v) const;
+  // What follows the products: bias, q/k norm, RoPE.
+  void finish_q(int l, int n, int64_t pos0, float* q) const;
+  void finish_kv(int l, int n, int64_t pos0, float* k, float* v) const;
   // hidden[n, d] += down(silu(gate x) * up x) with x = ffn_norm(hidden); MoE layers: moe_mlp.
   void mlp(int l, float* hidden, int n, Workspace& ws) const;
   // hidden[n, d] += the routed experts' weighted SwiGLU outputs (moe.cpp).

@@ -77,8 +77,7 @@ void Model::moe_mlp(int l, float* hidden, int n, Workspace& ws) const {
       const int t = ws.expert_slot[b + r] / k;
       std::copy(xn + static_cast<size_t>(t) * d, xn + static_cast<size_t>(t + 1) * d, xe + static_cast<size_t>(r) * d);
     }
-    matmul_nt(xe, X.gate[e].v, gate, m);
-    matmul_nt(xe, X.up[e].v, up, m);
+    matmul_nt_shared_x(xe, {{X.gate[e].v, gate}, {X.up[e].v, up}}, m);
     swiglu(gate, up, gate, static_cast<int64_t>(m) * ff);
     matmul_nt(gate, X.down[e].v, ye, m);
     for (int r = 0; r < m; ++r) {

@@ -5,7 +5,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "formats/dtype.h"
@@ -15,6 +18,8 @@
 #include "kernels/qdot.h"
 #include "kernels/qdot_int8.h"
 #include "kernels/qmatmul.h"
+#include "util/error.h"
+#include "util/parallel.h"
 
 using namespace bosch;
 
@@ -184,4 +189,47 @@ TEST(QMatmul, F32ViewIsTheFloatMatmul) {
     matmul_nt(x.data(), v, b.data(), m);
     EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0);
   }
+}
+
+// Products that share x (q, k, v; gate, up) give each matrix's own matmul_nt bits: fused in one
+// parallel section for one row (types with one x block: Q4_K with Q6_K, whose rows differ in
+// bytes, so the byte-balanced split cuts inside a product; BF16 with F16), one after another
+// otherwise (Q8_0's x block with Q4_K's, F32, several rows). Row counts that are not multiples
+// of the split, at 1 to 3 threads.
+TEST(QMatmul, SharedXProductsEqualSeparateProducts) {
+  const int64_t k = 512;
+  const std::pair<DType, DType> pairs[] = {{DType::Q4_K, DType::Q6_K}, {DType::BF16, DType::F16},
+                                           {DType::Q8_0, DType::Q4_K}, {DType::F32, DType::Q8_0},
+                                           {DType::Q5_0, DType::Q4_0}};
+  const int prev_threads = num_threads();
+  for (const auto& [ta, tb] : pairs)
+    for (int threads : {1, 2, 3})
+      for (bool int8 : {false, true})
+        for (int m : {1, 3}) {
+          SCOPED_TRACE(std::string(dtype_name(ta)) + "+" + dtype_name(tb) + " threads " + std::to_string(threads) +
+                       (int8 ? " int8" : " float") + " m " + std::to_string(m));
+          set_num_threads(threads);
+          const int64_t na = 37, nb = 70;
+          const auto ba = random_matrix(ta, na, k, 21), bb = random_matrix(tb, nb, k, 22);
+          const WeightView wa{ta, ba.data(), na, k}, wb{tb, bb.data(), nb, k};
+          const auto x = random_x(static_cast<size_t>(m * k), 23);
+          std::vector<float> ya(static_cast<size_t>(m * na)), yb(static_cast<size_t>(m * nb));
+          std::vector<float> sa(ya.size(), -1.0f), sb(yb.size(), -1.0f), sc(ya.size(), -1.0f);
+          std::optional<Int8Decode> scope;
+          if (int8) scope.emplace();
+          matmul_nt(x.data(), wa, ya.data(), m);
+          matmul_nt(x.data(), wb, yb.data(), m);
+          matmul_nt_shared_x(x.data(), {{wa, sa.data()}, {wb, sb.data()}, {wa, sc.data()}}, m);
+          EXPECT_EQ(std::memcmp(ya.data(), sa.data(), ya.size() * 4), 0);
+          EXPECT_EQ(std::memcmp(ya.data(), sc.data(), ya.size() * 4), 0);
+          EXPECT_EQ(std::memcmp(yb.data(), sb.data(), yb.size() * 4), 0);
+        }
+  set_num_threads(prev_threads);
+}
+
+TEST(QMatmul, SharedXProductsNeedOneColumnCount) {
+  const auto a = random_matrix(DType::Q8_0, 4, 64, 1), b = random_matrix(DType::Q8_0, 4, 96, 2);
+  const WeightView wa{DType::Q8_0, a.data(), 4, 64}, wb{DType::Q8_0, b.data(), 4, 96};
+  std::vector<float> x(96), ya(4), yb(4);
+  EXPECT_THROW(matmul_nt_shared_x(x.data(), {{wa, ya.data()}, {wb, yb.data()}}, 1), Error);
 }
