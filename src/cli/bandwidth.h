@@ -1,9 +1,23 @@
 // Memory read bandwidth measured now (the benches' denominator for weight reads).
 #pragma once
+#include <cstddef>
+#include <vector>
 
 namespace bosch::cli {
 
 // Every thread sums its share of a `mib` MiB buffer (larger than the caches); best of 3 passes, GB/s.
 double read_bandwidth_gbs(int mib);
+
+// The same probe kept ready for repeated single passes: a decode bench takes one beside every
+// step, so each step's reads are compared with the bandwidth of the same moment (on a shared
+// machine the bandwidth drifts by 2x within a minute).
+class BandwidthProbe {
+ public:
+  explicit BandwidthProbe(int mib);
+  double pass_gbs();  // one parallel read of the whole buffer, GB/s
+
+ private:
+  std::vector<float> buf_;
+};
 
 }  // namespace bosch::cli

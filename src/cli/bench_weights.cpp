@@ -1,8 +1,9 @@
 // `bosch bench weights [MODEL]`: the cost of weights kept in their file's type. Prints, from
-// one run: the dtype mix; decode tokens/s and the weight bytes it reads per second beside the
-// memory bandwidth measured now (a parallel read of a buffer larger than the caches, after the
-// model ran); prefill tokens/s; peak resident set while loading, prefilling and decoding beside
-// the file size plus the KV cache. Not a timed test.
+// one run: the dtype mix; decode tokens/s and the bytes it reads per second (weights and the K/V
+// of the context) beside the memory bandwidth measured now (a parallel read of a buffer larger
+// than the caches, after the model ran), for the mean and for the fastest step; prefill
+// tokens/s; peak resident set while loading, prefilling and decoding beside the file size plus
+// the KV cache. Not a timed test.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -26,7 +27,7 @@ namespace {
 
 struct WeightsOptions {
   std::string model;
-  int tokens = 256, decode = 16, bandwidth_mib = 1024;
+  int tokens = 256, decode = 16, bandwidth_mib = 1024, paired_mib = 256;
 };
 
 double now_s() {
@@ -69,7 +70,7 @@ void run(const WeightsOptions& o) {
   std::vector<int32_t> prompt(static_cast<size_t>(o.tokens));
   for (auto& t : prompt) t = static_cast<int32_t>(rng() % c.vocab_size);
   const auto plan = m->full_plan();
-  KVCache cache(c, plan, o.tokens + o.decode + 2);
+  KVCache cache(c, plan, o.tokens + 2 * o.decode + 2);  // the paired steps below continue it
   double t0 = now_s();
   std::vector<float> logits = m->forward_next(prompt, cache);
   const double prefill_tps = o.tokens / (now_s() - t0);
@@ -83,19 +84,39 @@ void run(const WeightsOptions& o) {
     if (s >= 2) fastest = std::min(fastest, now_s() - t_step);
   }
   const double decode_tps = o.decode / (now_s() - t0);
-  const double read_gbs = decode_tps * ws.decode_bytes / 1e9;
-  const double fastest_gbs = ws.decode_bytes / fastest / 1e9;
+  // A step also reads the K and V of every cached position (full attention): at a long prompt
+  // that is a large part of the bytes (the cache holds float32).
+  const double kv_per_pos = static_cast<double>(cache.bytes()) / static_cast<double>(cache.capacity());
+  const double kv_read = kv_per_pos * (o.tokens + 2 + o.decode / 2.0);  // mean context of the timed steps
+  const double step_bytes = static_cast<double>(ws.decode_bytes) + kv_read;
+  const double read_gbs = decode_tps * step_bytes / 1e9;
+  const double fastest_gbs = step_bytes / fastest / 1e9;
 
   const double peak = peak_rss_bytes();
   const double file = static_cast<double>(file_bytes(path));
-  const double kv = static_cast<double>(cache.bytes());
+  const double kv = kv_per_pos * static_cast<double>(cache.length());  // the positions in use at the peak
   const double bw = read_bandwidth_gbs(o.bandwidth_mib);  // after the peak RSS was read
+
+  // Paired: as many steps again, each followed by one bandwidth pass; the median of the per-step
+  // ratios follows the machine's drift (a shared machine's bandwidth moves 2x within a minute).
+  BandwidthProbe probe(o.paired_mib);
+  std::vector<double> paired;
+  for (int s = 0; s < o.decode; ++s) {
+    const double step_read = static_cast<double>(ws.decode_bytes) + kv_per_pos * static_cast<double>(cache.length() + 1);
+    const double t_step = now_s();
+    const int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    logits = m->forward_next({next}, cache);
+    const double gbs = step_read / (now_s() - t_step) / 1e9;
+    paired.push_back(gbs / probe.pass_gbs());
+  }
+  std::sort(paired.begin(), paired.end());
+  const double paired_median = paired[paired.size() / 2];
 
   fmt::print("| measure | value |\n|---|---:|\n");
   fmt::print("| prefill ({} tokens) | {:.1f} tok/s |\n", o.tokens, prefill_tps);
   fmt::print("| decode | {:.2f} tok/s |\n", decode_tps);
-  fmt::print("| weight bytes read per decode token | {} |\n", gib(ws.decode_bytes));
-  fmt::print("| decode weight reads | {:.2f} GB/s |\n", read_gbs);
+  fmt::print("| bytes read per decode token: weights + K/V of the context | {} + {} |\n", gib(ws.decode_bytes), gib(kv_read));
+  fmt::print("| decode reads | {:.2f} GB/s |\n", read_gbs);
   fmt::print("| fastest decode step | {:.2f} tok/s, {:.2f} GB/s |\n", 1 / fastest, fastest_gbs);
   fmt::print("| memory read bandwidth (measured now, {} MiB) | {:.2f} GB/s |\n", o.bandwidth_mib, bw);
   fmt::print("| peak resident set | {} |\n", gib(peak));
@@ -104,10 +125,12 @@ void run(const WeightsOptions& o) {
   fmt::print("| file size + KV cache | {} + {} |\n", gib(file), gib(kv));
   fmt::print("| weights in memory: mapped / owned copies / float32 norms | {} / {} / {} |\n\n", gib(ws.mapped), gib(ws.owned),
              gib(ws.small_f32));
-  fmt::print("decode weight reads / memory bandwidth   {:.2f}{}\n", read_gbs / bw,
+  fmt::print("decode reads / memory bandwidth           {:.2f}{}\n", read_gbs / bw,
              ws.decode_bytes < 64.0 * 1048576 ? "  (weights fit in the caches: not a DRAM figure)" : "");
   fmt::print("fastest step's reads / memory bandwidth   {:.2f}  (both a best: what a quiet machine gives)\n",
              fastest_gbs / bw);
+  fmt::print("paired: median of step reads / bandwidth  {:.2f}  ({} steps, each beside a {} MiB read right after it; "
+             "range {:.2f}-{:.2f})\n", paired_median, paired.size(), o.paired_mib, paired.front(), paired.back());
   fmt::print("peak RSS / (file + KV cache)              {:.2f}  (load, prefill and decode)\n", peak / (file + kv));
 }
 
@@ -118,6 +141,8 @@ BenchRegistrar reg("weights", "weights in their stored type: decode GB/s vs memo
   app.add_option("--tokens", o->tokens, "prompt length of the prefill")->check(CLI::Range(1, 1 << 20));
   app.add_option("--decode", o->decode, "timed decode steps")->check(CLI::Range(1, 100000));
   app.add_option("--bandwidth-mib", o->bandwidth_mib, "size of the bandwidth buffer")->check(CLI::Range(64, 1 << 16));
+  app.add_option("--paired-mib", o->paired_mib, "size of the bandwidth read after each paired decode step")
+      ->check(CLI::Range(64, 1 << 16));
   app.callback([o] { run(*o); });
 });
 
