@@ -49,8 +49,9 @@ void run(const PrefillOptions& o) {
   double t_prefill = best_seconds(o.repeats, prefill);
 
   // The linear layers alone: the same matmul_nt calls the model makes, on the same shapes.
-  const int d = c.d_model, qd = c.n_heads * c.head_dim, ff = c.d_ff;
-  std::vector<float> x(static_cast<size_t>(n) * std::max({d, qd, ff})), y(static_cast<size_t>(n) * std::max({d, qd, ff}));
+  const int d = c.d_model, qd = c.n_heads * c.head_dim;
+  const int widest = std::max({d, qd, c.d_ff, c.d_ff_expert, c.n_expert});
+  std::vector<float> x(static_cast<size_t>(n) * widest), y(static_cast<size_t>(n) * widest);
   for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.001 * i);
   auto linear = [&] {
     for (int l = 0; l < c.n_layers; ++l) {
@@ -62,6 +63,19 @@ void run(const PrefillOptions& o) {
       matmul_nt(x.data(), L.w_gate.v, y.data(), n);
       matmul_nt(x.data(), L.w_up.v, y.data(), n);
       matmul_nt(x.data(), L.w_down.v, y.data(), n);
+      if (!c.is_moe()) continue;
+      // MoE: the router, then the n * k routed rows spread evenly over the experts (real
+      // routing is uneven; the multiply-adds, which linear_flops counts, are the same).
+      const ExpertMatrices& X = L.experts;
+      matmul_nt(x.data(), X.router.v, y.data(), n);
+      const int64_t rows = static_cast<int64_t>(n) * c.n_expert_used;
+      for (int e = 0; e < c.n_expert; ++e) {
+        const int m_e = static_cast<int>(rows / c.n_expert + (e < rows % c.n_expert ? 1 : 0));
+        if (m_e == 0) continue;
+        matmul_nt(x.data(), X.gate[e].v, y.data(), m_e);
+        matmul_nt(x.data(), X.up[e].v, y.data(), m_e);
+        matmul_nt(x.data(), X.down[e].v, y.data(), m_e);
+      }
     }
   };
   linear();
