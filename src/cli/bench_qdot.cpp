@@ -69,9 +69,9 @@ double best_time(const QdotOptions& o, const float* x, const std::vector<WeightV
   return best;
 }
 
-// The matrix cut into consecutive row ranges of about `kib` KiB (all of it when kib is 0).
+// The matrix cut into consecutive row ranges of about `kib` KiB (at least 16 rows each).
 std::vector<WeightView> cut(const WeightView& w, int kib) {
-  const int64_t rows = kib == 0 ? w.rows : std::max<int64_t>(16, (int64_t{kib} << 10) / static_cast<int64_t>(w.row_bytes()));
+  const int64_t rows = std::max<int64_t>(16, (int64_t{kib} << 10) / static_cast<int64_t>(w.row_bytes()));
   std::vector<WeightView> out;
   for (int64_t r = 0; r < w.rows; r += rows) out.push_back({w.type, w.row(r), std::min(rows, w.rows - r), w.cols});
   return out;
@@ -95,8 +95,11 @@ void run(const QdotOptions& o) {
     const double f = gb / best_time(o, x.data(), {w}, y.data());
     double q = 0, chain = 0;
     {
-      std::optional<Int8Decode> decode;
-      if (q8_block(t)) decode.emplace(), q = gb / best_time(o, x.data(), {w}, y.data());
+      std::optional<Int8Decode> decode;  // what decode runs for this type, for both timings
+      if (q8_block(t)) {
+        decode.emplace();
+        q = gb / best_time(o, x.data(), {w}, y.data());
+      }
       chain = gb / best_time(o, x.data(), cut(w, o.split_kib), y.data());
     }
     rows.push_back({t, f, q, chain});

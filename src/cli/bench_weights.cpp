@@ -75,13 +75,17 @@ void run(const WeightsOptions& o) {
   std::vector<float> logits = m->forward_next(prompt, cache);
   const double prefill_tps = o.tokens / (now_s() - t0);
   const double peak_prefill = peak_rss_bytes();
-  double fastest = 1e30;  // the quickest step: the bandwidth below is also a best of passes
-  for (int s = 0; s < o.decode + 2; ++s) {  // two untimed steps first (page faults, thread pool)
-    if (s == 2) t0 = now_s();
+  auto decode_step = [&] {  // one greedy token; its seconds
     const double t_step = now_s();
     const int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     logits = m->forward_next({next}, cache);
-    if (s >= 2) fastest = std::min(fastest, now_s() - t_step);
+    return now_s() - t_step;
+  };
+  double fastest = 1e30;  // the quickest step: the bandwidth below is also a best of passes
+  for (int s = 0; s < o.decode + 2; ++s) {  // two untimed steps first (page faults, thread pool)
+    if (s == 2) t0 = now_s();
+    const double dt = decode_step();
+    if (s >= 2) fastest = std::min(fastest, dt);
   }
   const double decode_tps = o.decode / (now_s() - t0);
   // A step also reads the K and V of every cached position (full attention): at a long prompt
@@ -103,10 +107,7 @@ void run(const WeightsOptions& o) {
   std::vector<double> paired;
   for (int s = 0; s < o.decode; ++s) {
     const double step_read = static_cast<double>(ws.decode_bytes) + kv_per_pos * static_cast<double>(cache.length() + 1);
-    const double t_step = now_s();
-    const int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-    logits = m->forward_next({next}, cache);
-    const double gbs = step_read / (now_s() - t_step) / 1e9;
+    const double gbs = step_read / decode_step() / 1e9;
     paired.push_back(gbs / probe.pass_gbs());
   }
   std::sort(paired.begin(), paired.end());
