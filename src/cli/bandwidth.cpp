@@ -8,13 +8,9 @@
 
 namespace bosch::cli {
 
-namespace {
-
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
-
-}  // namespace
 
 BandwidthProbe::BandwidthProbe(int mib) : buf_(static_cast<size_t>(mib) << 18) {
   parallel_for(buf_.size(), [&](size_t b, size_t e) { std::fill(buf_.begin() + b, buf_.begin() + e, 1.0f); }, 1 << 20);

@@ -1,9 +1,13 @@
-// Memory read bandwidth measured now (the benches' denominator for weight reads).
+// Memory read bandwidth measured now (the benches' denominator for weight reads), and the
+// benches' clock.
 #pragma once
 #include <cstddef>
 #include <vector>
 
 namespace bosch::cli {
+
+// Seconds on the steady clock: differences time a bench's phases.
+double now_s();
 
 // Every thread sums its share of a `mib` MiB buffer (larger than the caches); best of 3 passes, GB/s.
 double read_bandwidth_gbs(int mib);

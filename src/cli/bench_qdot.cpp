@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -29,10 +28,6 @@ struct QdotOptions {
   int mib = 256, cols = 2048, repeats = 5;
   int split_kib = 1024;  // decode-shaped: the same bytes as a chain of products of this size
 };
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // Random quant bytes; every fp16 scale set to a small value (the speed does not depend on them).
 std::vector<uint8_t> random_matrix(DType t, int64_t rows, int64_t cols) {

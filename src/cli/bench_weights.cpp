@@ -7,7 +7,6 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -29,10 +28,6 @@ struct WeightsOptions {
   std::string model;
   int tokens = 256, decode = 16, bandwidth_mib = 1024, paired_mib = 256;
 };
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // Bytes on disk: the .gguf file, or every file of a Hugging Face directory.
 uint64_t file_bytes(const std::string& path) {

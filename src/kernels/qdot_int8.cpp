@@ -65,7 +65,18 @@ Q8Row Q8Buffer::quantize(const float* x, int64_t k, int block) {
   if (sum16_.size() < n / 16) sum16_.resize(n / 16);
   if (d_.size() < nb) d_.resize(nb);
   quantize_row_q8(x, k, block, q_.data(), d_.data(), sum16_.data());
-  return Q8Row{q_.data(), d_.data(), sum16_.data(), k, block};
+  Q8Row r{q_.data(), d_.data(), sum16_.data(), k, block};
+  if (block == static_cast<int>(kQK_K)) {
+    if (qk_.size() < n) qk_.resize(n), sum32_.resize(n / 32);
+    for (size_t j = 0; j < n / 32; ++j) {
+      sum32_[j] = static_cast<int16_t>(sum16_[2 * j] + sum16_[2 * j + 1]);  // |sum| <= 32 * 127
+      static constexpr size_t kAt[4] = {0, 2, 1, 3};  // sub-block j's place within its 128
+      std::memcpy(&qk_[j / 4 * 128 + kAt[j % 4] * 32], &q_[32 * j], 32);
+    }
+    r.sum32 = sum32_.data();
+    r.qk = qk_.data();
+  }
+  return r;
 }
 
 float dot_row_q8(DType t, const void* row, const Q8Row& x) {

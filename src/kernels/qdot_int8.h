@@ -25,6 +25,11 @@ struct Q8Row {
   const int16_t* sum16 = nullptr;  // sum of each 16 consecutive quants (k / 16)
   int64_t k = 0;
   int block = 0;                   // 32 or 256
+  // Blocks of 256 only (else null), for the AVX-512 Q4_K/Q5_K kernel: sum32, the sum of each 32
+  // quants (k / 32); qk, q with each 128's sub-blocks of 32 in the order 0, 2, 1, 3, which is
+  // how one 64-byte load of Q4_K/Q5_K quants splits into low and high nibbles.
+  const int16_t* sum32 = nullptr;
+  const int8_t* qk = nullptr;
 };
 
 // x's block size for weights of type t: 32 (Q8_0, Q4_0, Q5_0), 256 (Q4_K, Q5_K, Q6_K), 0 for the
@@ -45,7 +50,8 @@ class Q8Buffer {
  private:
   std::vector<int8_t> q_;
   std::vector<float> d_;
-  std::vector<int16_t> sum16_;
+  std::vector<int16_t> sum16_, sum32_;
+  std::vector<int8_t> qk_;
 };
 
 // sum_j w[j] * x~[j] over the k = x.k elements of one weight row of type t (x.block must be

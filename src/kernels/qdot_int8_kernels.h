@@ -103,21 +103,6 @@ inline __m512i nibbles64(const uint8_t* p) {
 // 2g+1 of byte l are the 5th bits of element l of those two sub-blocks.
 template <bool Five>
 inline __m256i q4k_q5k_sums(const uint8_t* qs, const uint8_t* qh, const int8_t* y, __m128i scales8) {
-#if defined(__AVX512BW__)
-  const __m512i scales = four128(scales8), bit4 = _mm512_set1_epi8(16);
-  __m512i h = Five ? twice256(load32(qh)) : _mm512_setzero_si512();
-  __m512i sum = _mm512_setzero_si512();
-  for (int g = 0; g < 4; ++g) {  // sub-blocks 2g, 2g+1 in one register, y's 64 bytes beside them
-    __m512i q = nibbles64(qs + 32 * g);
-    if (Five) {  // bit 0 (low half) or bit 1 (high half) of each byte to bit 4, then the next pair
-      q = _mm512_or_si512(q, _mm512_and_si512(_mm512_mask_blend_epi64(0xf0, _mm512_slli_epi16(h, 4), _mm512_slli_epi16(h, 3)), bit4));
-      h = _mm512_srli_epi16(h, 2);
-    }
-    const __m512i p16 = _mm512_maddubs_epi16(q, _mm512_loadu_si512(y + 64 * g));
-    sum = _mm512_add_epi32(sum, _mm512_madd_epi16(p16, lanes16(scales, 2 * g, 2 * g, 2 * g + 1, 2 * g + 1)));
-  }
-  return add_halves(sum);
-#else
   const __m256i scales = _mm256_broadcastsi128_si256(scales8);
   const __m256i low4 = _mm256_set1_epi8(15), bit4 = _mm256_set1_epi8(16);
   __m256i h = Five ? load32(qh) : _mm256_setzero_si256();
@@ -134,33 +119,84 @@ inline __m256i q4k_q5k_sums(const uint8_t* qs, const uint8_t* qh, const int8_t* 
     sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load32(y + 64 * g + 32)), lanes16(scales, 2 * g + 1, 2 * g + 1)));
   }
   return sum;
-#endif
 }
 
+// The eight 6-bit scales and mins of a Q4_K/Q5_K super-block (quant.h k_scale_min), four bytes
+// per 32-bit word: scales 0-3 in *sc_lo, 4-7 in *sc_hi, the mins likewise.
+inline void k4_scales_mins(const uint8_t* p, uint32_t* sc_lo, uint32_t* sc_hi, uint32_t* m_lo, uint32_t* m_hi) {
+  uint32_t a[3];
+  std::memcpy(a, p + 4, 12);
+  *sc_lo = a[0] & 0x3f3f3f3f, *sc_hi = (a[2] & 0x0f0f0f0f) | (a[0] >> 2 & 0x30303030);
+  *m_lo = a[1] & 0x3f3f3f3f, *m_hi = (a[2] >> 4 & 0x0f0f0f0f) | (a[1] >> 2 & 0x30303030);
+}
+inline __m128i u8x8_to_i16(uint32_t lo, uint32_t hi) {
+  return _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, static_cast<int>(hi), static_cast<int>(lo)));
+}
+
+#if defined(__AVX512BW__)
+using v16si = int __attribute__((vector_size(64)));
+// int32 to float lanes (_mm512_cvtepi32_ps trips the same GCC 12 warning as the broadcasts above)
+inline __m512 to_float(__m512i v) { return reinterpret_cast<__m512>(__builtin_convertvector(reinterpret_cast<v16si>(v), v16sf)); }
+
+// AVX-512: one 64-byte load of quants holds sub-blocks 4h, 4h+2 in its low nibbles and 4h+1,
+// 4h+3 in its high ones (h = 0, 1), so x is read in that order (Q8Row::qk) and each half of a
+// super-block takes 3 instructions to unpack instead of 8; the 32-sums come precomputed
+// (Q8Row::sum32), and the products stay 16 float lanes wide until the row's end.
+template <bool Five>
+inline float dot_q4k_q5k(const uint8_t* p, const Q8Row& x) {
+  constexpr size_t bytes = Five ? kQ5_KBytes : kQ4_KBytes;
+  const __m512i low4 = _mm512_set1_epi8(15), bit4 = _mm512_set1_epi8(16);
+  __m512 acc = _mm512_setzero_ps();
+  __m128 acc_min = _mm_setzero_ps();
+  for (int64_t b = 0; b < x.k / 256; ++b, p += bytes) {
+    uint32_t sc_lo, sc_hi, m_lo, m_hi;
+    k4_scales_mins(p, &sc_lo, &sc_hi, &m_lo, &m_hi);
+    const __m512i scales = four128(u8x8_to_i16(sc_lo, sc_hi));
+    const uint8_t* qs = p + (Five ? 48 : 16);
+    const int8_t* y = x.qk + 256 * b;
+    __m512i hb = Five ? twice256(load32(p + 16)) : _mm512_setzero_si512();  // qh in both halves
+    __m512i sum = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h, qs += 64, y += 128) {
+      const __m512i v = _mm512_loadu_si512(qs);
+      __m512i lo = _mm512_and_si512(v, low4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+      if (Five) {  // the 5th bit of sub-block j is bit j of qh: bits 4h | 4h+2 (lo), 4h+1 | 4h+3 (hi)
+        lo = _mm512_or_si512(lo, _mm512_and_si512(_mm512_mask_blend_epi64(0xf0, _mm512_slli_epi16(hb, 4), _mm512_slli_epi16(hb, 2)), bit4));
+        hi = _mm512_or_si512(hi, _mm512_and_si512(_mm512_mask_blend_epi64(0xf0, _mm512_slli_epi16(hb, 3), _mm512_slli_epi16(hb, 1)), bit4));
+        hb = _mm512_srli_epi16(hb, 4);
+      }
+      const int j = 4 * h;
+      sum = _mm512_add_epi32(sum, _mm512_madd_epi16(_mm512_maddubs_epi16(lo, _mm512_loadu_si512(y)), lanes16(scales, j, j, j + 2, j + 2)));
+      sum = _mm512_add_epi32(sum, _mm512_madd_epi16(_mm512_maddubs_epi16(hi, _mm512_loadu_si512(y + 64)), lanes16(scales, j + 1, j + 1, j + 3, j + 3)));
+    }
+    acc = _mm512_fmadd_ps(to_float(sum), _mm512_set1_ps(half_at(p) * x.d[b]), acc);
+    const __m128i s32 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.sum32 + 8 * b));
+    acc_min = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_madd_epi16(s32, u8x8_to_i16(m_lo, m_hi))), _mm_set1_ps(half_at(p + 2) * x.d[b]), acc_min);
+  }
+  __m128 m = _mm_add_ps(acc_min, _mm_movehl_ps(acc_min, acc_min));
+  m = _mm_add_ss(m, _mm_movehdup_ps(m));
+  return hsum16(acc) - _mm_cvtss_f32(m);
+}
+#else
 template <bool Five>
 inline float dot_q4k_q5k(const uint8_t* p, const Q8Row& x) {
   constexpr size_t bytes = Five ? kQ5_KBytes : kQ4_KBytes;
   __m256 acc = _mm256_setzero_ps();
   __m128 acc_min = _mm_setzero_ps();
   for (int64_t b = 0; b < x.k / 256; ++b, p += bytes) {
-    // The eight 6-bit scales and mins (quant.h k_scale_min), four bytes per 32-bit word.
-    uint32_t a[3];
-    std::memcpy(a, p + 4, 12);
-    const uint32_t sc_lo = a[0] & 0x3f3f3f3f, sc_hi = (a[2] & 0x0f0f0f0f) | (a[0] >> 2 & 0x30303030);
-    const uint32_t m_lo = a[1] & 0x3f3f3f3f, m_hi = (a[2] >> 4 & 0x0f0f0f0f) | (a[1] >> 2 & 0x30303030);
-    const __m128i scales = _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, static_cast<int>(sc_hi), static_cast<int>(sc_lo)));
-    const __m256i sum = q4k_q5k_sums<Five>(p + (Five ? 48 : 16), p + 16, x.q + 256 * b, scales);
+    uint32_t sc_lo, sc_hi, m_lo, m_hi;
+    k4_scales_mins(p, &sc_lo, &sc_hi, &m_lo, &m_hi);
+    const __m256i sum = q4k_q5k_sums<Five>(p + (Five ? 48 : 16), p + 16, x.q + 256 * b, u8x8_to_i16(sc_lo, sc_hi));
     acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_set1_ps(half_at(p) * x.d[b]), acc);
     // Mins: sums of 32 quants are adjacent pairs of the 16-sums.
     const __m256i s16 = load32(x.sum16 + 16 * b);
     const __m128i s32 = _mm_hadd_epi16(_mm256_castsi256_si128(s16), _mm256_extracti128_si256(s16, 1));
-    const __m128i mins = _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, static_cast<int>(m_hi), static_cast<int>(m_lo)));
-    acc_min = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_madd_epi16(s32, mins)), _mm_set1_ps(half_at(p + 2) * x.d[b]), acc_min);
+    acc_min = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_madd_epi16(s32, u8x8_to_i16(m_lo, m_hi))), _mm_set1_ps(half_at(p + 2) * x.d[b]), acc_min);
   }
   __m128 m = _mm_add_ps(acc_min, _mm_movehl_ps(acc_min, acc_min));
   m = _mm_add_ss(m, _mm_movehdup_ps(m));
   return hsum8(acc) - _mm_cvtss_f32(m);
 }
+#endif
 
 // Q6_K: per super-block d_w d_x * sum_j sc_j ((q . y)_j - 32 (sum y)_j) over 16 sub-blocks of 16,
 // q unsigned 0..63; exact in int32 lanes (< 2^26). Each half of 128 elements: element l + 32i
