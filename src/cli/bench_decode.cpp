@@ -26,7 +26,7 @@ namespace bosch::cli {
 namespace {
 
 struct DecodeOptions {
-  std::string model, random, mask, contexts = "4096,16384,32768";
+  std::string model, random, mask, contexts = "4096,16384,32768", kv_type = "f32";
   double rho = 0.75;
   int window = 1024, sinks = 4, prefill = 128, chunk = 128, decode = 16;
   uint64_t seed = 1;
@@ -61,7 +61,8 @@ Row measure(const Model& m, const AttentionPlan& plan, int64_t context, const De
   const auto& c = m.config();
   constexpr int kWarmup = 2;  // untimed decode steps first (thread pool, caches, page faults)
   const int64_t total = context + kWarmup + o.decode;
-  HybridKVCache cache(c, plan, total);
+  const KvType kv_type = parse_kv_type(o.kv_type);
+  HybridKVCache cache(c, plan, total, kv_type);
   std::mt19937 rng(static_cast<uint32_t>(o.seed));
   auto random_tokens = [&](int64_t n) {
     std::vector<int32_t> t(n);
@@ -89,7 +90,7 @@ Row measure(const Model& m, const AttentionPlan& plan, int64_t context, const De
   r.decode_tps = o.decode / seconds_since(t0);
   prog.add(1);
   r.measured = cache.bytes();
-  r.formula = hybrid_kv_bytes(c, plan, total);
+  r.formula = hybrid_kv_bytes(c, plan, total, kv_type);
   return r;
 }
 
@@ -125,7 +126,8 @@ void run(const DecodeOptions& o) {
   fmt::print("model {}: {} layers, {} KV heads x hd {}; hybrid: {} — {}\n", m->source(), c.n_layers, c.n_kv_heads,
              c.head_dim, desc, hybrid.summary());
   fmt::print("per context: {} fill, then a {}-token prefill (chunks of {}) and {} greedy decode steps, "
-             " float32 KV (2 untimed decode steps first)\n\n", o.real_fill ? "real prefill" : "synthetic K/V", o.prefill, o.chunk, o.decode);
+             " {} KV (2 untimed decode steps first)\n\n", o.real_fill ? "real prefill" : "synthetic K/V", o.prefill, o.chunk, o.decode,
+             o.kv_type);
   Progress prog("bench decode", contexts.size() * 4);
   std::vector<std::pair<Row, Row>> rows;
   for (int64_t ctx : contexts) rows.push_back({measure(*m, full, ctx, o, prog), measure(*m, hybrid, ctx, o, prog)});
@@ -166,6 +168,8 @@ BenchRegistrar reg("decode", "KV bytes, prefill and decode tokens/s: full attent
                      app.add_option("--decode", o->decode, "measured decode steps");
                      app.add_option("--seed", o->seed, "seed of the random mask, tokens and synthetic K/V");
                      app.add_flag("--real-fill", o->real_fill, "prefill the whole context for real (slow)");
+                     app.add_option("--kv-type", o->kv_type, "KV cache values: f32 or f16")
+                         ->check(CLI::IsMember({"f32", "f16"}));
                      app.callback([o] { run(*o); });
                    });
 

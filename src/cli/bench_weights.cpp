@@ -27,6 +27,7 @@ namespace {
 struct WeightsOptions {
   std::string model;
   int tokens = 256, decode = 16, bandwidth_mib = 1024, paired_mib = 256;
+  std::string kv_type = "f32";
 };
 
 // Bytes on disk: the .gguf file, or every file of a Hugging Face directory.
@@ -65,7 +66,7 @@ void run(const WeightsOptions& o) {
   std::vector<int32_t> prompt(static_cast<size_t>(o.tokens));
   for (auto& t : prompt) t = static_cast<int32_t>(rng() % c.vocab_size);
   const auto plan = m->full_plan();
-  KVCache cache(c, plan, o.tokens + 2 * o.decode + 2);  // the paired steps below continue it
+  KVCache cache(c, plan, o.tokens + 2 * o.decode + 2, parse_kv_type(o.kv_type));  // the paired steps below continue it
   double t0 = now_s();
   std::vector<float> logits = m->forward_next(prompt, cache);
   const double prefill_tps = o.tokens / (now_s() - t0);
@@ -84,7 +85,7 @@ void run(const WeightsOptions& o) {
   }
   const double decode_tps = o.decode / (now_s() - t0);
   // A step also reads the K and V of every cached position (full attention): at a long prompt
-  // that is a large part of the bytes (the cache holds float32).
+  // that is a large part of the bytes (float32 or fp16 values, --kv-type).
   const double kv_per_pos = static_cast<double>(cache.bytes()) / static_cast<double>(cache.capacity());
   const double kv_read = kv_per_pos * (o.tokens + 2 + o.decode / 2.0);  // mean context of the timed steps
   const double step_bytes = static_cast<double>(ws.decode_bytes) + kv_read;
@@ -111,7 +112,7 @@ void run(const WeightsOptions& o) {
   fmt::print("| measure | value |\n|---|---:|\n");
   fmt::print("| prefill ({} tokens) | {:.1f} tok/s |\n", o.tokens, prefill_tps);
   fmt::print("| decode | {:.2f} tok/s |\n", decode_tps);
-  fmt::print("| bytes read per decode token: weights + K/V of the context | {} + {} |\n", gib(ws.decode_bytes), gib(kv_read));
+  fmt::print("| bytes read per decode token: weights + K/V of the context ({}) | {} + {} |\n", o.kv_type, gib(ws.decode_bytes), gib(kv_read));
   fmt::print("| decode reads | {:.2f} GB/s |\n", read_gbs);
   fmt::print("| fastest decode step | {:.2f} tok/s, {:.2f} GB/s |\n", 1 / fastest, fastest_gbs);
   fmt::print("| memory read bandwidth (measured now, {} MiB) | {:.2f} GB/s |\n", o.bandwidth_mib, bw);
@@ -139,6 +140,7 @@ BenchRegistrar reg("weights", "weights in their stored type: decode GB/s vs memo
   app.add_option("--bandwidth-mib", o->bandwidth_mib, "size of the bandwidth buffer")->check(CLI::Range(64, 1 << 16));
   app.add_option("--paired-mib", o->paired_mib, "size of the bandwidth read after each paired decode step")
       ->check(CLI::Range(64, 1 << 16));
+  app.add_option("--kv-type", o->kv_type, "KV cache values: f32 or f16")->check(CLI::IsMember({"f32", "f16"}));
   app.callback([o] { run(*o); });
 });
 

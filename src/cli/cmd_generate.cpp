@@ -17,7 +17,7 @@ namespace bosch::cli {
 namespace {
 
 struct GenerateOptions {
-  std::string model, prompt, ids, mask;
+  std::string model, prompt, ids, mask, kv_type = "f32";
   int window = 0, sinks = 0;
   int max_tokens = 256;
   double temperature = 0.8, top_p = 0.95;
@@ -73,12 +73,13 @@ void run_generate(const GenerateOptions& o) {
   AttentionPlan plan = plan_for_model(*m, o.mask, o.window, o.sinks, &desc);
   // With SWA heads, the hybrid cache keeps only W + S positions for them (real memory saving).
   const int64_t tokens = static_cast<int64_t>(prompt.size()) + p.max_tokens + 1;
+  const KvType kv_type = parse_kv_type(o.kv_type);
   std::unique_ptr<KVStore> cache;
   if (plan.count_swa() > 0) {
     std::fprintf(stderr, "generate: %s\n", desc.c_str());
-    cache = std::make_unique<HybridKVCache>(m->config(), plan, tokens);
+    cache = std::make_unique<HybridKVCache>(m->config(), plan, tokens, kv_type);
   } else {
-    cache = std::make_unique<KVCache>(m->config(), plan, tokens);
+    cache = std::make_unique<KVCache>(m->config(), plan, tokens, kv_type);
   }
   generate(*m, *cache, prompt, p, [&](int32_t t) {
     if (dec) fmt::print("{}", dec->push(t));
@@ -104,6 +105,8 @@ CommandRegistrar reg("generate", "generate text with a KV cache (greedy with --t
   app.add_option("--mask", o->mask, "MASK.json, full, or all-swa (with --window/--sinks); uses the hybrid KV cache");
   app.add_option("--window", o->window, "SWA window W for --mask all-swa");
   app.add_option("--sinks", o->sinks, "SWA sink tokens S for --mask all-swa");
+  app.add_option("--kv-type", o->kv_type, "KV cache values: f32 (exact) or f16 (half the memory)")
+      ->check(CLI::IsMember({"f32", "f16"}));
   app.callback([o] { run_generate(*o); });
 });
 

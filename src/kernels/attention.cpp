@@ -9,7 +9,10 @@
 // the window band remain, so it costs O(n * (W + S)). Each item is computed by exactly one
 // thread with fixed arithmetic, so the output does not depend on the thread count.
 // Items of at most 8 rows (decode) with head_dim 16/32/64/128 take a row-major path instead
-// (dot products along head_dim), which does not waste 16-row lanes on 1-2 real rows.
+// (dot products along head_dim), which does not waste 16-row lanes on 1-2 real rows. With an
+// fp16 cache the lanes path widens each visited key block into the item's scratch (read by up
+// to 64 rows), the row-major path widens each vector as it loads it; the arithmetic after that
+// is the float32 kernel's.
 #include "kernels/attention.h"
 
 #include <algorithm>
@@ -18,6 +21,7 @@
 #include <limits>
 #include <vector>
 
+#include "formats/dtype.h"
 #include "kernels/attention_layout.h"
 #include "kernels/dispatch.h"
 #include "util/error.h"
@@ -43,7 +47,9 @@ AttentionLayout make_layout(const AttentionArgs& a) {
         "attention: n_heads ({}) must be a positive multiple of n_kv_heads ({})", a.n_heads,
         a.n_kv_heads);
   check(a.head_dim > 0, "attention: head_dim must be > 0, got {}", a.head_dim);
-  if (a.n_q > 0) check(a.q && a.k && a.v && a.out, "attention: q, k, v and out must be set");
+  if (a.n_q > 0)
+    check(a.q && a.out && ((a.k && a.v && !a.k16 && !a.v16) || (a.k16 && a.v16 && !a.k && !a.v)),
+          "attention: q, out and either k, v (float32) or k16, v16 (fp16) must be set");
   for (int g = 0; g < a.n_kv_heads; ++g) {
     if (a.window)
       check(a.window[g] >= 0, "attention: window of KV head {} is {}, expected >= 0", g, a.window[g]);
@@ -104,6 +110,7 @@ void attention_reference(const AttentionArgs& a) {
   const AttentionLayout L = make_layout(a);
   const int hd = a.head_dim;
   std::vector<double> sc, acc(hd);
+  auto kv = [](const float* f32, const uint16_t* f16, int64_t at) -> double { return f16 ? f16_to_f32(f16[at]) : f32[at]; };
   for (int t = 0; t < a.n_q; ++t) {
     const int64_t i = a.q_pos0 + t;
     for (int h = 0; h < a.n_heads; ++h) {
@@ -114,9 +121,9 @@ void attention_reference(const AttentionArgs& a) {
       double mx = -std::numeric_limits<double>::infinity();
       for (int64_t j = 0; j <= i; ++j) {
         if (!kernels::attn_visible(i, j, w, s)) continue;
-        const float* k = a.k + j * a.kv_stride_pos + g * a.kv_stride_head;
+        const int64_t at = j * a.kv_stride_pos + g * a.kv_stride_head;
         double d = 0;
-        for (int x = 0; x < hd; ++x) d += static_cast<double>(q[x]) * k[x];
+        for (int x = 0; x < hd; ++x) d += static_cast<double>(q[x]) * kv(a.k, a.k16, at + x);
         sc[j] = d * a.scale;
         mx = std::max(mx, sc[j]);
       }
@@ -126,8 +133,8 @@ void attention_reference(const AttentionArgs& a) {
         if (!kernels::attn_visible(i, j, w, s)) continue;
         const double e = std::exp(sc[j] - mx);
         den += e;
-        const float* v = a.v + j * a.kv_stride_pos + g * a.kv_stride_head;
-        for (int x = 0; x < hd; ++x) acc[x] += e * v[x];
+        const int64_t at = j * a.kv_stride_pos + g * a.kv_stride_head;
+        for (int x = 0; x < hd; ++x) acc[x] += e * kv(a.v, a.v16, at + x);
       }
       float* o = a.out + t * a.o_stride_tok + h * a.o_stride_head;
       for (int x = 0; x < hd; ++x) o[x] = static_cast<float>(acc[x] / den);

@@ -18,6 +18,10 @@ struct AttentionArgs {
   // 0 .. q_pos0 + n_q - 1 must be present.
   const float* k = nullptr;
   const float* v = nullptr;
+  // Or K/V stored as fp16 (an fp16 KV cache), same layout and strides: exactly one of the pairs
+  // (k, v) and (k16, v16) is set. The fast kernel widens each key block as it visits it.
+  const uint16_t* k16 = nullptr;
+  const uint16_t* v16 = nullptr;
   int64_t kv_stride_pos = 0, kv_stride_head = 0;
   float* out = nullptr;  // same layout rule as q, with o_stride_tok / o_stride_head
   int64_t o_stride_tok = 0, o_stride_head = 0;

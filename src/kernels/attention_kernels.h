@@ -8,7 +8,12 @@
 
 #include "kernels/attention_layout.h"
 #include "kernels/fast_exp.h"
+#include "formats/dtype.h"
+#include "kernels/ops.h"
 #include "util/parallel.h"
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
 
 namespace bosch::kernels {
 inline namespace BOSCH_ISA {
@@ -79,10 +84,11 @@ void block_pv(const float* pt, const float* v, int64_t vs, int nk, int hd, float
 // (unique_ptr, not std::vector<vf16>: a std::vector of the same vector type in both instruction
 // sets would be one weak symbol, and the linker could give the baseline the AVX-512 copy.)
 struct Scratch {
-  std::unique_ptr<vf16[]> qt, st, ot;
+  std::unique_ptr<vf16[]> qt, st, ot, kb, vb;  // kb, vb: a key block widened from fp16
   explicit Scratch(int hd)
       : qt(new vf16[static_cast<size_t>(hd) * 4]()), st(new vf16[kAttnKeyBlock * 4]()),
-        ot(new vf16[static_cast<size_t>(hd) * 4]()) {}
+        ot(new vf16[static_cast<size_t>(hd) * 4]()), kb(new vf16[static_cast<size_t>(hd) * kAttnKeyBlock / 16 + 1]()),
+        vb(new vf16[static_cast<size_t>(hd) * kAttnKeyBlock / 16 + 1]()) {}
   static float* f(std::unique_ptr<vf16[]>& v) { return reinterpret_cast<float*>(v.get()); }
 };
 
@@ -98,6 +104,32 @@ inline const float* query_row(const AttentionArgs& a, const AttentionLayout& L, 
 inline float* out_row(const AttentionArgs& a, const AttentionLayout& L, const AttnItem& x, int r) {
   return a.out + (x.t0 + r / L.heads_per_item) * a.o_stride_tok +
          (x.g * L.group + x.head0 + r % L.heads_per_item) * a.o_stride_head;
+}
+// Rows j0 .. j0 + nk - 1 of KV head g of a float32 (f32) or fp16 (f16) K or V: in place for
+// float32, else widened into buf with row stride head_dim. *stride: the returned rows' stride.
+inline const float* kv_rows(const AttentionArgs& a, const float* f32, const uint16_t* f16, int g, int64_t j0, int nk,
+                            float* buf, int64_t* stride) {
+  const int64_t at = g * a.kv_stride_head + j0 * a.kv_stride_pos;
+  if (!f16) {
+    *stride = a.kv_stride_pos;
+    return f32 + at;
+  }
+  for (int j = 0; j < nk; ++j) halves_to_floats(f16 + at + j * a.kv_stride_pos, buf + j * a.head_dim, a.head_dim);
+  *stride = a.head_dim;
+  return buf;
+}
+// 16 fp16 values as a float32 vector (the decode path reads an fp16 cache in place).
+inline vf16 vf16_load_half(const uint16_t* p) {
+#if defined(__F16C__)
+  typedef float vf8 __attribute__((vector_size(32)));
+  const vf8 lo = reinterpret_cast<vf8>(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  const vf8 hi = reinterpret_cast<vf8>(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8))));
+  return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+#else
+  vf16 v;
+  for (int i = 0; i < 16; ++i) v[i] = f16_to_f32(p[i]);
+  return v;
+#endif
 }
 struct KeyBlock {
   int64_t j0;        // first key
@@ -132,13 +164,12 @@ void run_item(const AttentionArgs& a, const AttentionLayout& L, const AttnItem& 
     m[c] = vf16_splat(kAttnNegInf);
     l[c] = vf16{};
   }
-  const float* kbase = a.k + x.g * a.kv_stride_head;
-  const float* vbase = a.v + x.g * a.kv_stride_head;
-  const int64_t ps = a.kv_stride_pos;
 
   for_each_key_block(x.i0, x.i1, w, s, [&](int64_t kb) {
     const auto [j0, nk, all_visible] = key_block(x, kb, w, s);
-    block_scores<RV>(qt, kbase + j0 * ps, ps, nk, hd, st);
+    int64_t ks = 0, vs = 0;  // (set by kv_rows before use: never in the same call's arguments)
+    const float* kr = kv_rows(a, a.k, a.k16, x.g, j0, nk, Scratch::f(sc.kb), &ks);
+    block_scores<RV>(qt, kr, ks, nk, hd, st);
     if (!all_visible) {
       for (int r = 0; r < rows; ++r) {
         const int64_t pos = x.i0 + r / hpi;
@@ -171,7 +202,8 @@ void run_item(const AttentionArgs& a, const AttentionLayout& L, const AttnItem& 
     for (int d = 0; d < hd; ++d)
       for (int c = 0; c < RV; ++c)
         vf16_store(ot + d * RL + c * 16, vf16_load(ot + d * RL + c * 16) * corr[c]);
-    block_pv<RV>(st, vbase + j0 * ps, ps, nk, hd, ot);
+    const float* vr = kv_rows(a, a.v, a.v16, x.g, j0, nk, Scratch::f(sc.vb), &vs);
+    block_pv<RV>(st, vr, vs, nk, hd, ot);
   });
 
   float inv[RL];
@@ -195,7 +227,9 @@ inline float hsum(vf16 v) {
   return (b[0] + b[2]) + (b[1] + b[3]);
 }
 
-template <int NV>
+// F16: the K/V are fp16 (a.k16, a.v16), widened as each vector is loaded (every value is read
+// once per item here, so a widened copy would only add a pass).
+template <int NV, bool F16>
 void run_item_few_rows(const AttentionArgs& a, const AttentionLayout& L, const AttnItem& x, Scratch& sc) {
   constexpr int HD = NV * 16;
   const int hpi = L.heads_per_item;
@@ -214,15 +248,17 @@ void run_item_few_rows(const AttentionArgs& a, const AttentionLayout& L, const A
     const float* src = query_row(a, L, x, r);
     for (int d = 0; d < HD; ++d) qb[r * HD + d] = src[d] * a.scale;
   }
-  const float* kbase = a.k + x.g * a.kv_stride_head;
-  const float* vbase = a.v + x.g * a.kv_stride_head;
-  const int64_t ps = a.kv_stride_pos;
 
   for_each_key_block(x.i0, x.i1, w, s, [&](int64_t kb) {
     const auto [j0, nk, all_visible] = key_block(x, kb, w, s);
+    const int64_t at = x.g * a.kv_stride_head + j0 * a.kv_stride_pos, ps = a.kv_stride_pos;
+    auto load = [&](const float* f32, const uint16_t* f16, int64_t i) {
+      if constexpr (F16) return vf16_load_half(f16 + i);
+      else return vf16_load(f32 + i);
+    };
     for (int j = 0; j < nk; ++j) {
       vf16 kv[NV];
-      for (int c = 0; c < NV; ++c) kv[c] = vf16_load(kbase + (j0 + j) * ps + c * 16);
+      for (int c = 0; c < NV; ++c) kv[c] = load(a.k, a.k16, at + j * ps + c * 16);
       for (int r = 0; r < rows; ++r) {
         vf16 acc = kv[0] * vf16_load(qb + r * HD);
         for (int c = 1; c < NV; ++c) acc += kv[c] * vf16_load(qb + r * HD + c * 16);
@@ -258,7 +294,7 @@ void run_item_few_rows(const AttentionArgs& a, const AttentionLayout& L, const A
     }
     for (int j = 0; j < nk; ++j) {
       vf16 vv[NV];
-      for (int c = 0; c < NV; ++c) vv[c] = vf16_load(vbase + (j0 + j) * ps + c * 16);
+      for (int c = 0; c < NV; ++c) vv[c] = load(a.v, a.v16, at + j * ps + c * 16);
       for (int r = 0; r < rows; ++r) {
         const float p = sb[r * kAttnKeyBlock + j];
         for (int c = 0; c < NV; ++c) vf16_store(ob + r * HD + c * 16, vf16_load(ob + r * HD + c * 16) + p * vv[c]);
@@ -277,11 +313,12 @@ void run_item_few_rows(const AttentionArgs& a, const AttentionLayout& L, const A
 void run_item_any(const AttentionArgs& a, const AttentionLayout& L, int64_t it, Scratch& sc) {
   const AttnItem x = item_at(a, L, it);
   if (x.nt * L.heads_per_item <= kAttnFewRows) {
+    const bool f16 = a.k16 != nullptr;
     switch (a.head_dim) {
-      case 16: return run_item_few_rows<1>(a, L, x, sc);
-      case 32: return run_item_few_rows<2>(a, L, x, sc);
-      case 64: return run_item_few_rows<4>(a, L, x, sc);
-      case 128: return run_item_few_rows<8>(a, L, x, sc);
+      case 16: return f16 ? run_item_few_rows<1, true>(a, L, x, sc) : run_item_few_rows<1, false>(a, L, x, sc);
+      case 32: return f16 ? run_item_few_rows<2, true>(a, L, x, sc) : run_item_few_rows<2, false>(a, L, x, sc);
+      case 64: return f16 ? run_item_few_rows<4, true>(a, L, x, sc) : run_item_few_rows<4, false>(a, L, x, sc);
+      case 128: return f16 ? run_item_few_rows<8, true>(a, L, x, sc) : run_item_few_rows<8, false>(a, L, x, sc);
       default: break;  // other sizes: the lanes path below handles any head_dim
     }
   }

@@ -6,7 +6,11 @@
 #include <cmath>
 #include <limits>
 #include <vector>
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
 
+#include "formats/dtype.h"
 #include "kernels/blas_threads.h"
 #include "kernels/dispatch.h"
 #include "util/error.h"
@@ -127,6 +131,24 @@ double log_sum_exp(const float* x, int n) {
     s += kernels::active_kernels().exp_shift_sum(buf, len, m);
   }
   return m + std::log(s);
+}
+
+void floats_to_halves(const float* x, uint16_t* out, int64_t n) {
+  int64_t i = 0;
+#if defined(__F16C__)
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+#endif
+  for (; i < n; ++i) out[i] = f32_to_f16(x[i]);
+}
+
+void halves_to_floats(const uint16_t* h, float* out, int64_t n) {
+  int64_t i = 0;
+#if defined(__F16C__)
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));
+#endif
+  for (; i < n; ++i) out[i] = f16_to_f32(h[i]);
 }
 
 }  // namespace bosch

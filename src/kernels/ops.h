@@ -22,4 +22,9 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n);
 double softmax_inplace(float* x, int n);
 double log_sum_exp(const float* x, int n);
 
+// float32 <-> fp16 (IEEE half) for n values, rounding to nearest even (the KV caches' fp16 mode;
+// F16C where built, else formats/dtype.h's conversions, which round the same way).
+void floats_to_halves(const float* x, uint16_t* out, int64_t n);
+void halves_to_floats(const uint16_t* h, float* out, int64_t n);
+
 }  // namespace bosch

@@ -34,6 +34,6 @@ struct CountingAllocator {
   using propagate_on_container_swap = std::true_type;
 };
 
-using CountedFloats = std::vector<float, CountingAllocator<float>>;
+using CountedBytes = std::vector<uint8_t, CountingAllocator<uint8_t>>;
 
 }  // namespace bosch

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "kernels/attention.h"
+#include "kernels/ops.h"
 #include "util/error.h"
 #include "util/parallel.h"
 #include "util/splitmix.h"
@@ -21,17 +22,23 @@ constexpr int64_t kGrowTokens = 256;  // capacity grows to a multiple of this ma
 // group and the position-ordered K/V sequence of an SWA group during chunked prefill.
 struct Workspace {
   std::vector<float> q, out, k, v;
+  std::vector<uint16_t> h;  // an fp16 cache's chunk, rounded through fp16 like the stored values
 };
 thread_local Workspace tls_ws;
 
-float* grow(std::vector<float>& b, size_t n) {
+template <class T>
+T* grow(std::vector<T>& b, size_t n) {
   if (b.size() < n) b.resize(n);
   return b.data();
 }
+float* as_f32(CountedBytes& b) { return reinterpret_cast<float*>(b.data()); }
+const float* as_f32(const CountedBytes& b) { return reinterpret_cast<const float*>(b.data()); }
+uint16_t* as_f16(CountedBytes& b) { return reinterpret_cast<uint16_t*>(b.data()); }
+const uint16_t* as_f16(const CountedBytes& b) { return reinterpret_cast<const uint16_t*>(b.data()); }
 
 }  // namespace
 
-int64_t hybrid_kv_bytes(const ModelConfig& cfg, const AttentionPlan& plan, int64_t tokens) {
+int64_t hybrid_kv_bytes(const ModelConfig& cfg, const AttentionPlan& plan, int64_t tokens, KvType type) {
   check(plan.n_layers() == cfg.n_layers && plan.n_kv_heads() == cfg.n_kv_heads,
         "attention plan is {} layers x {} KV heads, the model has {} x {}", plan.n_layers(),
         plan.n_kv_heads(), cfg.n_layers, cfg.n_kv_heads);
@@ -41,16 +48,16 @@ int64_t hybrid_kv_bytes(const ModelConfig& cfg, const AttentionPlan& plan, int64
       positions += plan.is_swa(l, h)
                        ? std::min<int64_t>(tokens, int64_t(plan.window(l, h)) + plan.sinks(l, h))
                        : tokens;
-  return positions * cfg.head_dim * 2 * int64_t(sizeof(float));
+  return positions * cfg.head_dim * 2 * kv_type_bytes(type);
 }
 
-int64_t hybrid_kv_bytes_per_token(const ModelConfig& cfg, const AttentionPlan& plan) {
+int64_t hybrid_kv_bytes_per_token(const ModelConfig& cfg, const AttentionPlan& plan, KvType type) {
   int64_t full = int64_t(cfg.n_layers) * cfg.n_kv_heads - plan.count_swa();
-  return full * cfg.head_dim * 2 * int64_t(sizeof(float));
+  return full * cfg.head_dim * 2 * kv_type_bytes(type);
 }
 
-HybridKVCache::HybridKVCache(const ModelConfig& cfg, const AttentionPlan& plan, int64_t max_tokens)
-    : cfg_(cfg), plan_(plan), allocated_(std::make_unique<std::atomic<int64_t>>(0)) {
+HybridKVCache::HybridKVCache(const ModelConfig& cfg, const AttentionPlan& plan, int64_t max_tokens, KvType type)
+    : cfg_(cfg), plan_(plan), type_(type), allocated_(std::make_unique<std::atomic<int64_t>>(0)) {
   check(plan.n_layers() == cfg.n_layers && plan.n_kv_heads() == cfg.n_kv_heads,
         "hybrid KV cache: attention plan is {} layers x {} KV heads, the model has {} x {}",
         plan.n_layers(), plan.n_kv_heads(), cfg.n_layers, cfg.n_kv_heads);
@@ -58,7 +65,7 @@ HybridKVCache::HybridKVCache(const ModelConfig& cfg, const AttentionPlan& plan, 
         "hybrid KV cache: bad head shape ({} heads, {} KV heads, head_dim {})", cfg.n_heads,
         cfg.n_kv_heads, cfg.head_dim);
   check(max_tokens >= 0, "hybrid KV cache: capacity must be >= 0, got {}", max_tokens);
-  CountingAllocator<float> alloc(allocated_.get());
+  CountingAllocator<uint8_t> alloc(allocated_.get());
   layers_.resize(cfg.n_layers);
   for (int l = 0; l < cfg.n_layers; ++l) {
     // Full heads first, then one group per distinct (W, S) in order of appearance.
@@ -69,7 +76,7 @@ HybridKVCache::HybridKVCache(const ModelConfig& cfg, const AttentionPlan& plan, 
       auto it = key_to_group.find(key);
       if (it == key_to_group.end()) {
         it = key_to_group.emplace(key, static_cast<int>(groups.size())).first;
-        groups.push_back(Group{{}, key.first, key.second, 0, CountedFloats(alloc), CountedFloats(alloc), {}, {}});
+        groups.push_back(Group{{}, key.first, key.second, 0, CountedBytes(alloc), CountedBytes(alloc), {}, {}});
       }
       groups[it->second].heads.push_back(h);
     }
@@ -85,11 +92,11 @@ HybridKVCache::HybridKVCache(const ModelConfig& cfg, const AttentionPlan& plan, 
 
 void HybridKVCache::grow_group(Group& g, int64_t new_slots) {
   if (new_slots <= g.slots) return;
-  const int64_t row = int64_t(g.heads.size()) * cfg_.head_dim;
+  const int64_t row = int64_t(g.heads.size()) * cfg_.head_dim * kv_type_bytes(type_);  // bytes per slot
   // Exact-size buffers (std::vector::resize may over-allocate geometrically). Slots already
   // filled keep their meaning: below W + S an SWA slot index equals the position.
-  for (CountedFloats* buf : {&g.k, &g.v}) {
-    CountedFloats nb(buf->get_allocator());
+  for (CountedBytes* buf : {&g.k, &g.v}) {
+    CountedBytes nb(buf->get_allocator());
     nb.reserve(static_cast<size_t>(new_slots * row));
     nb.assign(buf->begin(), buf->begin() + g.slots * row);
     nb.resize(static_cast<size_t>(new_slots * row));
@@ -108,14 +115,38 @@ void HybridKVCache::reserve(int64_t tokens) {
 int64_t HybridKVCache::buffer_capacity_bytes() const {
   int64_t b = 0;
   for (auto& L : layers_)
-    for (auto& g : L.groups) b += int64_t(g.k.capacity() + g.v.capacity()) * int64_t(sizeof(float));
+    for (auto& g : L.groups) b += int64_t(g.k.capacity() + g.v.capacity());
   return b;
+}
+
+void HybridKVCache::put(CountedBytes& b, int64_t at, const float* src, int64_t n) const {
+  if (type_ == KvType::F16)
+    floats_to_halves(src, as_f16(b) + at, n);
+  else
+    std::memcpy(as_f32(b) + at, src, sizeof(float) * static_cast<size_t>(n));
+}
+
+void HybridKVCache::get(const CountedBytes& b, int64_t at, float* dst, int64_t n) const {
+  if (type_ == KvType::F16)
+    halves_to_floats(as_f16(b) + at, dst, n);
+  else
+    std::memcpy(dst, as_f32(b) + at, sizeof(float) * static_cast<size_t>(n));
+}
+
+void HybridKVCache::point_at(const Group& g, AttentionArgs& a) const {
+  if (type_ == KvType::F16) {
+    a.k16 = as_f16(g.k);
+    a.v16 = as_f16(g.v);
+  } else {
+    a.k = as_f32(g.k);
+    a.v = as_f32(g.v);
+  }
 }
 
 int64_t HybridKVCache::workspace_bytes() const {
   auto& w = tls_ws;
-  return int64_t(w.q.capacity() + w.out.capacity() + w.k.capacity() + w.v.capacity()) *
-         int64_t(sizeof(float));
+  return int64_t(w.q.capacity() + w.out.capacity() + w.k.capacity() + w.v.capacity()) * int64_t(sizeof(float)) +
+         int64_t(w.h.capacity() * sizeof(uint16_t));
 }
 
 void HybridKVCache::clear() {
@@ -134,8 +165,8 @@ void HybridKVCache::store_tokens(Group& g, const float* k, const float* v, int n
     const int64_t slot = g.slot_of(p);
     for (int gi = 0; gi < ng; ++gi) {
       const int64_t src = t * src_stride + int64_t(g.heads[gi]) * hd;
-      std::memcpy(&g.k[slot * row + gi * hd], k + src, sizeof(float) * hd);
-      std::memcpy(&g.v[slot * row + gi * hd], v + src, sizeof(float) * hd);
+      put(g.k, slot * row + gi * hd, k + src, hd);
+      put(g.v, slot * row + gi * hd, v + src, hd);
     }
   }
 }
@@ -185,16 +216,14 @@ void HybridKVCache::attend_group(Group& g, const float* q, const float* k, const
 
   if (g.window == 0) {
     store_tokens(g, k, v, n, pos0);
-    a.k = g.k.data();
-    a.v = g.v.data();
+    point_at(g, a);
     a.q_pos0 = pos0;
     attention(a);
   } else if (n == 1) {
     // After storing the token every filled slot is visible to it: full attention over slots.
     store_tokens(g, k, v, n, pos0);
     const int64_t filled = std::min<int64_t>(pos0 + 1, int64_t(g.window) + g.sinks);
-    a.k = g.k.data();
-    a.v = g.v.data();
+    point_at(g, a);
     a.q_pos0 = filled - 1;
     attention(a);
   } else {
@@ -209,8 +238,8 @@ void HybridKVCache::attend_group(Group& g, const float* q, const float* k, const
     int64_t vrow = 0;
     auto copy_stored = [&](int64_t p) {
       const int64_t slot = g.slot_of(p);
-      std::memcpy(sk + vrow * kv_row, &g.k[slot * kv_row], sizeof(float) * kv_row);
-      std::memcpy(sv + vrow * kv_row, &g.v[slot * kv_row], sizeof(float) * kv_row);
+      get(g.k, slot * kv_row, sk + vrow * kv_row, kv_row);
+      get(g.v, slot * kv_row, sv + vrow * kv_row, kv_row);
       ++vrow;
     };
     if (gap) {
@@ -226,6 +255,13 @@ void HybridKVCache::attend_group(Group& g, const float* q, const float* k, const
         std::memcpy(sk + (vq0 + t) * kv_row + gi * hd, k + src, sizeof(float) * hd);
         std::memcpy(sv + (vq0 + t) * kv_row + gi * hd, v + src, sizeof(float) * hd);
       }
+    if (type_ == KvType::F16) {  // the chunk as the cache will hold it: what a store-then-read would give
+      uint16_t* h = grow(ws.h, static_cast<size_t>(n * kv_row));
+      for (float* x : {sk + vq0 * kv_row, sv + vq0 * kv_row}) {
+        floats_to_halves(x, h, n * kv_row);
+        halves_to_floats(h, x, n * kv_row);
+      }
+    }
     a.k = sk;
     a.v = sv;
     a.q_pos0 = vq0;
@@ -289,8 +325,11 @@ void HybridKVCache::fill_synthetic(int64_t tokens, uint64_t seed) {
         for (int64_t p = from; p < tokens; ++p) {
           if (g.window != 0 && p >= g.sinks && p < tokens - g.window) continue;
           const int64_t slot = g.slot_of(p);
-          for (int64_t i = 0; i < row; ++i) g.k[slot * row + i] = next();
-          for (int64_t i = 0; i < row; ++i) g.v[slot * row + i] = next();
+          for (CountedBytes* b : {&g.k, &g.v})
+            for (int64_t i = 0; i < row; ++i) {
+              const float x = next();
+              put(*b, slot * row + i, &x, 1);
+            }
         }
       }
       layers_[l].filled = tokens;

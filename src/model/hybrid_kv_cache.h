@@ -5,7 +5,7 @@
 //
 // Layout. The KV heads of a layer are split into groups that share a buffer so one attention
 // kernel call serves the whole group: the full heads, and one group per distinct (W, S) among
-// the SWA heads. A group's K (and V) buffer is [slot][head of the group][head_dim] float32.
+// the SWA heads. A group's K (and V) buffer is [slot][head of the group][head_dim], float32 or fp16 (KvType).
 //   full group: slot = absolute position, slots = capacity() tokens;
 //   SWA group:  position p lives in slot p when p < S, else in slot S + (p - S) mod W;
 //               slots = min(capacity(), W + S).
@@ -31,6 +31,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/attention.h"
 #include "model/attention_plan.h"
 #include "model/config.h"
 #include "model/counting_allocator.h"
@@ -39,15 +40,17 @@
 namespace bosch {
 
 // Exact resident K+V bytes of the hybrid cache for a capacity of `tokens` positions:
-//   sum over layers of  (full heads * T + sum over SWA heads of min(T, W + S)) * head_dim * 2 * 4.
-int64_t hybrid_kv_bytes(const ModelConfig& cfg, const AttentionPlan& plan, int64_t tokens);
-// Marginal bytes per token once every ring is full (only full heads grow): full heads * hd * 8.
-int64_t hybrid_kv_bytes_per_token(const ModelConfig& cfg, const AttentionPlan& plan);
+//   sum over layers of  (full heads * T + sum over SWA heads of min(T, W + S)) * head_dim * 2 * B,
+// B = 4 bytes per value (float32) or 2 (fp16).
+int64_t hybrid_kv_bytes(const ModelConfig& cfg, const AttentionPlan& plan, int64_t tokens, KvType type = KvType::F32);
+// Marginal bytes per token once every ring is full (only full heads grow): full heads * hd * 2 * B.
+int64_t hybrid_kv_bytes_per_token(const ModelConfig& cfg, const AttentionPlan& plan, KvType type = KvType::F32);
 
 class HybridKVCache : public KVStore {
  public:
   // `plan` fixes which heads are SWA and their (W, S).
-  HybridKVCache(const ModelConfig& cfg, const AttentionPlan& plan, int64_t max_tokens = 0);
+  HybridKVCache(const ModelConfig& cfg, const AttentionPlan& plan, int64_t max_tokens = 0,
+                KvType type = KvType::F32);
   HybridKVCache(const HybridKVCache&) = delete;
   HybridKVCache& operator=(const HybridKVCache&) = delete;
 
@@ -76,7 +79,7 @@ class HybridKVCache : public KVStore {
     std::vector<int> heads;  // KV head indices of the layer, ascending
     int window = 0, sinks = 0;  // window 0: full attention
     int64_t slots = 0;
-    CountedFloats k, v;      // [slot][heads.size()][head_dim]
+    CountedBytes k, v;       // [slot][heads.size()][head_dim] values of the cache's KvType
     std::vector<int32_t> kernel_window, kernel_sinks;  // per head of the group, for the kernel
     int64_t slot_of(int64_t pos) const {
       if (window == 0 || pos < sinks) return pos;
@@ -92,12 +95,18 @@ class HybridKVCache : public KVStore {
   };
 
   void grow_group(Group& g, int64_t new_slots);
+  // n values at element `at` of a group buffer: stored from float32 (rounded to fp16 in an fp16
+  // cache), or read back as float32.
+  void put(CountedBytes& b, int64_t at, const float* src, int64_t n) const;
+  void get(const CountedBytes& b, int64_t at, float* dst, int64_t n) const;
+  void point_at(const Group& g, AttentionArgs& a) const;  // a.k, a.v (or k16, v16) = g's buffers
   void store_tokens(Group& g, const float* k, const float* v, int n, int64_t pos0);
   void attend_group(Group& g, const float* q, const float* k, const float* v, float* out, int n,
                     int64_t pos0);
 
   ModelConfig cfg_;
   AttentionPlan plan_;
+  KvType type_;
   std::unique_ptr<std::atomic<int64_t>> allocated_;
   std::vector<Layer> layers_;
   int64_t length_ = 0, capacity_ = 0;

@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "formats/dtype.h"
 #include "kernels/attention.h"
 #include "util/error.h"
 #include "util/parallel.h"
@@ -23,10 +24,11 @@ struct Case {
   int pad = 0;                         // extra floats after each vector (strided layouts)
   float q_gain = 1.0f;                 // > 1 makes the softmax peaky
   uint32_t seed = 1;
+  bool f16 = false;                    // K/V handed over as fp16 (an fp16 KV cache)
 };
 
 std::string describe(const Case& c) {
-  std::string s = "n_q=" + std::to_string(c.n_q) + " pos0=" + std::to_string(c.q_pos0) +
+  std::string s = std::string(c.f16 ? "fp16 K/V " : "") + "n_q=" + std::to_string(c.n_q) + " pos0=" + std::to_string(c.q_pos0) +
                   " heads=" + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) +
                   " hd=" + std::to_string(c.head_dim) + " head_major=" + std::to_string(c.head_major) +
                   " pad=" + std::to_string(c.pad) + " W,S=";
@@ -39,6 +41,7 @@ std::string describe(const Case& c) {
 struct Tensors {
   Case c;
   std::vector<float> q, k, v, out;
+  std::vector<uint16_t> k16, v16;
   AttentionArgs args;
 
   explicit Tensors(const Case& cs) : c(cs) {
@@ -58,8 +61,15 @@ struct Tensors {
     args.q = q.data();
     args.q_stride_tok = q_tok;
     args.q_stride_head = vec;
-    args.k = k.data();
-    args.v = v.data();
+    if (c.f16) {
+      for (const float x : k) k16.push_back(bosch::f32_to_f16(x));
+      for (const float x : v) v16.push_back(bosch::f32_to_f16(x));
+      args.k16 = k16.data();
+      args.v16 = v16.data();
+    } else {
+      args.k = k.data();
+      args.v = v.data();
+    }
     if (c.head_major) {
       args.kv_stride_pos = vec;
       args.kv_stride_head = n_pos * vec;
@@ -120,6 +130,7 @@ Case make_case(int n_q, int64_t pos0, int n_heads, int n_kv, int hd, int w, int 
   return c;
 }
 
+// Random shapes; every fourth case hands K/V over as fp16 (the reference reads the same halves).
 TEST(Attention, MatchesReferenceOnRandomShapes) {
   std::mt19937 rng(12345);
   auto pick = [&](std::initializer_list<int> xs) {
@@ -151,6 +162,7 @@ TEST(Attention, MatchesReferenceOnRandomShapes) {
     c.pad = pick({0, 0, 3});
     c.q_gain = static_cast<float>(pick({1, 1, 8}));
     c.seed = it;
+    c.f16 = it % 4 == 3;
     const double err = max_error(c);
     EXPECT_LT(err, 1e-4) << describe(c);
   }
@@ -327,3 +339,38 @@ TEST(Attention, NullWindowMeansFull) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Attention, Fp16KeysAndValuesOnBothPaths) {
+  // Prefill (lanes path), decode and tiny chunks (row-major path) over fp16 K/V, with SWA heads
+  // and block edges; and the fp16 data is really what is read: the result moves off float32's.
+  for (int hd : {16, 64, 128, 40}) {
+    for (auto [n_q, pos0] : {std::pair{70, 0}, std::pair{1, 300}, std::pair{3, 62}, std::pair{129, 100}}) {
+      Case c = make_case(n_q, pos0, 4, 2, hd, 0, 0);
+      c.window = {0, 50};
+      c.sinks = {0, 3};
+      c.f16 = true;
+      EXPECT_LT(max_error(c), 1e-4) << describe(c);
+      Case f32 = c;
+      f32.f16 = false;
+      const auto a = run_fast(c), b = run_fast(f32);
+      double moved = 0;
+      for (size_t i = 0; i < a.size(); ++i) moved = std::max(moved, static_cast<double>(std::fabs(a[i] - b[i])));
+      EXPECT_GT(moved, 1e-6) << describe(c);
+      EXPECT_LT(moved, 5e-3) << describe(c);  // halves keep ~3 decimal digits of values in [-1, 1]
+    }
+  }
+  // Exactly one of the two K/V pairs.
+  Case c = make_case(4, 0, 2, 1, 16, 0, 0);
+  c.f16 = true;
+  Tensors t(c);
+  t.args.k = t.k.data();  // fp16 K/V given, and float32 K as well
+  EXPECT_THROW(bosch::attention(t.args), bosch::Error);
+  t.args.k = nullptr;
+  t.args.v16 = nullptr;  // fp16 K without V
+  EXPECT_THROW(bosch::attention(t.args), bosch::Error);
+}
+
+}  // namespace
+

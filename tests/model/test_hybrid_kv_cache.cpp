@@ -240,10 +240,10 @@ std::vector<int32_t> random_tokens(int n, int vocab, uint32_t seed) {
 // `steps` tokens greedily (from the plain engine's logits, so both see the same stream).
 // Returns the max abs logit difference over every step.
 double compare_with_plain(const Model& m, const AttentionPlan& plan, int prompt_len, std::vector<int> chunk_cycle,
-                          int steps) {
+                          int steps, KvType type = KvType::F32) {
   const auto& c = m.config();
-  KVCache plain(c, plan, prompt_len + steps + 1);
-  HybridKVCache hybrid(c, plan, prompt_len + steps + 1);
+  KVCache plain(c, plan, prompt_len + steps + 1, type);
+  HybridKVCache hybrid(c, plan, prompt_len + steps + 1, type);
   auto prompt = random_tokens(prompt_len, c.vocab_size, 3);
   double max_diff = 0;
   std::vector<float> lp, lh;
@@ -262,7 +262,7 @@ double compare_with_plain(const Model& m, const AttentionPlan& plan, int prompt_
     lh = m.forward_next({next}, hybrid);
     for (size_t i = 0; i < lp.size(); ++i) max_diff = std::max(max_diff, double(std::fabs(lp[i] - lh[i])));
   }
-  EXPECT_EQ(hybrid.bytes(), hybrid_kv_bytes(c, plan, prompt_len + steps + 1));
+  EXPECT_EQ(hybrid.bytes(), hybrid_kv_bytes(c, plan, prompt_len + steps + 1, type));
   EXPECT_LT(hybrid.bytes(), plain.bytes());
   return max_diff;
 }
@@ -326,13 +326,61 @@ TEST(HybridKVCache, SyntheticFillKeepsFormulaAndDecodes) {
   Model m = tiny_model(4);
   const auto& c = m.config();
   AttentionPlan plan = model_plan(c, 16, 4);
-  HybridKVCache cache(c, plan, 301);
-  cache.fill_synthetic(300, 1);
-  EXPECT_EQ(cache.length(), 300);
-  auto logits = m.forward_next({5}, cache);
-  EXPECT_EQ(cache.length(), 301);
-  for (float x : logits) ASSERT_TRUE(std::isfinite(x));
-  EXPECT_EQ(cache.bytes(), hybrid_kv_bytes(c, plan, 301));
+  for (KvType type : {KvType::F32, KvType::F16}) {
+    HybridKVCache cache(c, plan, 301, type);
+    cache.fill_synthetic(300, 1);
+    EXPECT_EQ(cache.length(), 300);
+    auto logits = m.forward_next({5}, cache);
+    EXPECT_EQ(cache.length(), 301);
+    for (float x : logits) ASSERT_TRUE(std::isfinite(x));
+    EXPECT_EQ(cache.bytes(), hybrid_kv_bytes(c, plan, 301, type)) << kv_type_name(type);
+  }
 }
 
 }  // namespace
+
+namespace {
+
+TEST(HybridKVCacheModel, Fp16CachesAgreeWithEachOtherAndHalveTheBytes) {
+  // The fp16 hybrid cache against the fp16 plain cache: same stored halves, so the same logits
+  // (chunked prefill rounds its chunk through fp16 as a store-then-read would), for each chunk
+  // size and far past the window.
+  Model m = tiny_model(1);
+  const auto& c = m.config();
+  const int W = 16, S = 4;
+  AttentionPlan plan = model_plan(c, W, S);
+  for (int chunk : {1, 7, W, 3 * W})
+    EXPECT_LT(compare_with_plain(m, plan, 4 * W + 3, {chunk}, chunk == 1 ? 120 : 20, KvType::F16), 1e-4) << "chunk " << chunk;
+  EXPECT_EQ(hybrid_kv_bytes(c, plan, 1000, KvType::F16) * 2, hybrid_kv_bytes(c, plan, 1000));
+  EXPECT_EQ(hybrid_kv_bytes_per_token(c, plan, KvType::F16) * 2, hybrid_kv_bytes_per_token(c, plan));
+  KVCache p16(c, plan, 100, KvType::F16), p32(c, plan, 100);
+  EXPECT_EQ(p16.bytes() * 2, p32.bytes());
+
+  // fp16 against float32: close, but not the same numbers (the halves are really what is read).
+  auto toks = random_tokens(90, c.vocab_size, 5);
+  KVCache a(c, plan, 100, KvType::F16), b(c, plan, 100);
+  HybridKVCache ha(c, plan, 100, KvType::F16);
+  std::vector<int32_t> first(toks.begin(), toks.begin() + 60);
+  auto la = m.forward_next(first, a), lb = m.forward_next(first, b), lh = m.forward_next(first, ha);
+  double diff = 0, hdiff = 0;
+  for (int s = 60; s < 90; ++s) {
+    for (size_t i = 0; i < la.size(); ++i) {
+      diff = std::max(diff, double(std::fabs(la[i] - lb[i])));
+      hdiff = std::max(hdiff, double(std::fabs(la[i] - lh[i])));
+    }
+    la = m.forward_next({toks[s]}, a), lb = m.forward_next({toks[s]}, b), lh = m.forward_next({toks[s]}, ha);
+  }
+  EXPECT_GT(diff, 1e-6);
+  EXPECT_LT(diff, 0.05);
+  EXPECT_LT(hdiff, 3e-4) << "fp16 vs f32 " << diff;  // float summation order; fp16 itself moves 4e-3
+}
+
+TEST(KvType, ParsesItsTwoNamesAndRefusesOthers) {
+  EXPECT_EQ(parse_kv_type("f32"), KvType::F32);
+  EXPECT_EQ(parse_kv_type("f16"), KvType::F16);
+  EXPECT_STREQ(kv_type_name(KvType::F16), "f16");
+  EXPECT_THROW(parse_kv_type("q8_0"), Error);
+}
+
+}  // namespace
+
