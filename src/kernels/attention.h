@@ -19,7 +19,7 @@ struct AttentionArgs {
   const float* k = nullptr;
   const float* v = nullptr;
   // Or K/V stored as fp16 (an fp16 KV cache), same layout and strides: exactly one of the pairs
-  // (k, v) and (k16, v16) is set. The fast kernel widens each key block as it visits it.
+  // (k, v) and (k16, v16) is set. The fast kernel widens the values as it reads them.
   const uint16_t* k16 = nullptr;
   const uint16_t* v16 = nullptr;
   int64_t kv_stride_pos = 0, kv_stride_head = 0;

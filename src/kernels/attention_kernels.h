@@ -84,11 +84,16 @@ void block_pv(const float* pt, const float* v, int64_t vs, int nk, int hd, float
 // (unique_ptr, not std::vector<vf16>: a std::vector of the same vector type in both instruction
 // sets would be one weak symbol, and the linker could give the baseline the AVX-512 copy.)
 struct Scratch {
-  std::unique_ptr<vf16[]> qt, st, ot, kb, vb;  // kb, vb: a key block widened from fp16
-  explicit Scratch(int hd)
+  std::unique_ptr<vf16[]> qt, st, ot;
+  std::unique_ptr<vf16[]> kb, vb;  // a key block widened from fp16 (fp16 K/V only): kAttnKeyBlock x hd
+  Scratch(int hd, bool f16)
       : qt(new vf16[static_cast<size_t>(hd) * 4]()), st(new vf16[kAttnKeyBlock * 4]()),
-        ot(new vf16[static_cast<size_t>(hd) * 4]()), kb(new vf16[static_cast<size_t>(hd) * kAttnKeyBlock / 16 + 1]()),
-        vb(new vf16[static_cast<size_t>(hd) * kAttnKeyBlock / 16 + 1]()) {}
+        ot(new vf16[static_cast<size_t>(hd) * 4]()) {
+    if (f16) {  // uninitialised: every row is written before it is read
+      kb.reset(new vf16[static_cast<size_t>(hd) * kAttnKeyBlock / 16]);
+      vb.reset(new vf16[static_cast<size_t>(hd) * kAttnKeyBlock / 16]);
+    }
+  }
   static float* f(std::unique_ptr<vf16[]>& v) { return reinterpret_cast<float*>(v.get()); }
 };
 
@@ -337,7 +342,7 @@ inline void attention_items(const AttentionArgs& a, const AttentionLayout& L) {
   std::atomic<int64_t> next{0};
   const int workers = static_cast<int>(std::min<int64_t>(num_threads(), L.n_items));
   parallel_for(workers, [&](size_t, size_t) {
-    Scratch sc(a.head_dim);
+    Scratch sc(a.head_dim, a.k16 != nullptr);
     for (int64_t it = next.fetch_add(1); it < L.n_items; it = next.fetch_add(1)) run_item_any(a, L, it, sc);
   });
 }

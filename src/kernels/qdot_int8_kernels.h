@@ -90,11 +90,6 @@ inline __m256i add_halves(__m512i v) {
   return _mm256_add_epi32(reinterpret_cast<__m256i>(__builtin_shufflevector(a, a, 0, 1, 2, 3)),
                           reinterpret_cast<__m256i>(__builtin_shufflevector(a, a, 4, 5, 6, 7)));
 }
-// 32 bytes made 64 values: the low nibbles in the low 256 bits, the high nibbles in the high.
-inline __m512i nibbles64(const uint8_t* p) {
-  const __m512i z = twice256(load32(p));
-  return _mm512_and_si512(_mm512_mask_blend_epi64(0xf0, z, _mm512_srli_epi16(z, 4)), _mm512_set1_epi8(15));
-}
 #endif
 
 // Q4_K, Q5_K: per super-block d_w d_x * sum_j sc_j (q . y)_j - dmin_w d_x * sum_j m_j (sum y)_j

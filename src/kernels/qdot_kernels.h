@@ -215,11 +215,11 @@ inline float dot_plain(DType t, const uint8_t* p, const float* x, int64_t k) {
     // 16 at a time in zmm registers (the AVX2 loop below takes 8 per instruction): each bf16
     // widened to its float's high half, four FMA chains.
     using v16hu = unsigned short __attribute__((vector_size(32)));
-    using v16si = int __attribute__((vector_size(64)));
+    using v16su = unsigned __attribute__((vector_size(64)));
     auto widen = [&](int64_t at) {  // convertvector, not _mm512_cvtepu16_epi32: GCC 12 warns (bug 105593)
       v16hu h;
       std::memcpy(&h, p + 2 * at, 32);
-      return _mm512_castsi512_ps(reinterpret_cast<__m512i>(__builtin_convertvector(h, v16si) << 16));
+      return _mm512_castsi512_ps(reinterpret_cast<__m512i>(__builtin_convertvector(h, v16su) << 16));
     };
     __m512 a[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
     for (; i + 64 <= k; i += 64)

@@ -9,7 +9,7 @@
 //   full group: slot = absolute position, slots = capacity() tokens;
 //   SWA group:  position p lives in slot p when p < S, else in slot S + (p - S) mod W;
 //               slots = min(capacity(), W + S).
-// So bytes() == hybrid_kv_bytes(cfg, plan, capacity()) exactly, where capacity() is the token
+// So bytes() == hybrid_kv_bytes(cfg, plan, capacity(), type) exactly, where capacity() is the token
 // capacity: max_tokens given at construction (or to reserve()), grown to a multiple of 256
 // tokens when a forward needs more.
 //

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "formats/dtype.h"
 #include "model/generate.h"
 #include "model/hybrid_kv_cache.h"
 #include "model/kv_cache.h"
@@ -57,9 +58,10 @@ void naive(const std::vector<float>& K, const std::vector<float>& V, const float
 }
 
 // Drives a KVStore directly with random q/k/v in chunks and checks every output against the
-// naive definition. Returns the max abs error.
+// naive definition. Returns the max abs error. round_f16: k and v are made fp16 values first
+// (what an fp16 cache stores exactly), so the naive definition sees what the cache holds.
 double run_store_vs_naive(KVStore& store, const ModelConfig& c, const AttentionPlan& plan,
-                          const std::vector<int>& chunks, uint32_t seed) {
+                          const std::vector<int>& chunks, uint32_t seed, bool round_f16 = false) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> nd(0.0f, 1.0f);
   const int nh = c.n_heads, nkv = c.n_kv_heads, hd = c.head_dim, G = nh / nkv;
@@ -73,6 +75,9 @@ double run_store_vs_naive(KVStore& store, const ModelConfig& c, const AttentionP
       for (auto& x : q) x = 2.0f * nd(rng);  // peaky enough that a wrong key set shows
       for (auto& x : k) x = nd(rng);
       for (auto& x : v) x = nd(rng);
+      if (round_f16)
+        for (auto* kv : {&k, &v})
+          for (auto& x : *kv) x = f16_to_f32(f32_to_f16(x));
       K[l].insert(K[l].end(), k.begin(), k.end());
       V[l].insert(V[l].end(), v.begin(), v.end());
       store.attend(l, q.data(), k.data(), v.data(), out.data(), n, pos);
@@ -111,12 +116,15 @@ TEST(HybridKVCache, MatchesNaiveAttentionOverChunksAndRingWraps) {
   // Chunk sizes 1, 7, W, 3W (larger than the ring), then many single-token steps past W.
   std::vector<int> chunks = {1, 7, W, 3 * W, 1, 7, 2, 3 * W + 5};
   for (int i = 0; i < 60; ++i) chunks.push_back(1);
-  HybridKVCache cache(c, plan);  // no reservation: grows on demand
-  double err = run_store_vs_naive(cache, c, plan, chunks, 7);
-  EXPECT_LT(err, 2e-5);
-  int64_t total = 0;
-  for (int n : chunks) total += n;
-  EXPECT_EQ(cache.length(), total);
+  for (KvType type : {KvType::F32, KvType::F16}) {
+    HybridKVCache cache(c, plan, 0, type);  // no reservation: grows on demand
+    double err = run_store_vs_naive(cache, c, plan, chunks, 7, type == KvType::F16);
+    EXPECT_LT(err, 2e-5) << kv_type_name(type);
+    int64_t total = 0;
+    for (int n : chunks) total += n;
+    EXPECT_EQ(cache.length(), total);
+    EXPECT_EQ(cache.bytes(), hybrid_kv_bytes(c, plan, cache.capacity(), type));
+  }
 }
 
 TEST(HybridKVCache, FirstChunkLongerThanWindowAndSinksBeyondWindow) {
