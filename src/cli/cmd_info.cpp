@@ -56,7 +56,8 @@ void run_info(const InfoOptions& o) {
   fmt::print("resident     {} mapped from the file, {} owned copies, {} float32 norms/biases\n",
              human_bytes(static_cast<double>(ws.mapped)), human_bytes(static_cast<double>(ws.owned)),
              human_bytes(static_cast<double>(ws.small_f32)));
-  fmt::print("KV bytes/tok {} (float32 cache, full attention)\n", c.kv_bytes_per_token());
+  fmt::print("KV bytes/tok {} (float32 cache, full attention; {} with --kv-type f16)\n", c.kv_bytes_per_token(),
+             c.kv_bytes_per_token() / 2);
   fmt::print("identity     {}\n", m->identity());
   std::string desc;
   AttentionPlan plan = plan_for_model(*m, o.mask, o.window, o.sinks, &desc);
