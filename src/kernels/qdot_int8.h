@@ -25,9 +25,9 @@ struct Q8Row {
   const int16_t* sum16 = nullptr;  // sum of each 16 consecutive quants (k / 16)
   int64_t k = 0;
   int block = 0;                   // 32 or 256
-  // Blocks of 256 only (else null), for the AVX-512 Q4_K/Q5_K kernel: sum32, the sum of each 32
-  // quants (k / 32); qk, q with each 128's sub-blocks of 32 in the order 0, 2, 1, 3, which is
-  // how one 64-byte load of Q4_K/Q5_K quants splits into low and high nibbles.
+  // Blocks of 256 only (else null), for the Q4_K/Q5_K kernels: sum32, the sum of each 32 quants
+  // (k / 32: their min terms); qk (the AVX-512 kernel), q with each 128's sub-blocks of 32 in
+  // the order 0, 2, 1, 3, which is how one 64-byte load of quants splits into low and high nibbles.
   const int16_t* sum32 = nullptr;
   const int8_t* qk = nullptr;
 };

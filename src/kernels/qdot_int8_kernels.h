@@ -127,6 +127,16 @@ inline void k4_scales_mins(const uint8_t* p, uint32_t* sc_lo, uint32_t* sc_hi, u
 inline __m128i u8x8_to_i16(uint32_t lo, uint32_t hi) {
   return _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, static_cast<int>(hi), static_cast<int>(lo)));
 }
+// acc + the min term of super-block b, dmin_w d_x * m_j (sum y)_j for the 8 sub-blocks (the
+// 32-sums come precomputed: Q8Row::sum32), in 4 lanes; and the final sum of those lanes.
+inline __m128 k4_mins(const uint8_t* p, const Q8Row& x, int64_t b, uint32_t m_lo, uint32_t m_hi, __m128 acc) {
+  const __m128i s32 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.sum32 + 8 * b));
+  return _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_madd_epi16(s32, u8x8_to_i16(m_lo, m_hi))), _mm_set1_ps(half_at(p + 2) * x.d[b]), acc);
+}
+inline float hsum4(__m128 m) {
+  m = _mm_add_ps(m, _mm_movehl_ps(m, m));
+  return _mm_cvtss_f32(_mm_add_ss(m, _mm_movehdup_ps(m)));
+}
 
 #if defined(__AVX512BW__)
 using v16si = int __attribute__((vector_size(64)));
@@ -164,12 +174,9 @@ inline float dot_q4k_q5k(const uint8_t* p, const Q8Row& x) {
       sum = _mm512_add_epi32(sum, _mm512_madd_epi16(_mm512_maddubs_epi16(hi, _mm512_loadu_si512(y + 64)), lanes16(scales, j + 1, j + 1, j + 3, j + 3)));
     }
     acc = _mm512_fmadd_ps(to_float(sum), _mm512_set1_ps(half_at(p) * x.d[b]), acc);
-    const __m128i s32 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.sum32 + 8 * b));
-    acc_min = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_madd_epi16(s32, u8x8_to_i16(m_lo, m_hi))), _mm_set1_ps(half_at(p + 2) * x.d[b]), acc_min);
+    acc_min = k4_mins(p, x, b, m_lo, m_hi, acc_min);
   }
-  __m128 m = _mm_add_ps(acc_min, _mm_movehl_ps(acc_min, acc_min));
-  m = _mm_add_ss(m, _mm_movehdup_ps(m));
-  return hsum16(acc) - _mm_cvtss_f32(m);
+  return hsum16(acc) - hsum4(acc_min);
 }
 #else
 template <bool Five>
@@ -182,14 +189,9 @@ inline float dot_q4k_q5k(const uint8_t* p, const Q8Row& x) {
     k4_scales_mins(p, &sc_lo, &sc_hi, &m_lo, &m_hi);
     const __m256i sum = q4k_q5k_sums<Five>(p + (Five ? 48 : 16), p + 16, x.q + 256 * b, u8x8_to_i16(sc_lo, sc_hi));
     acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_set1_ps(half_at(p) * x.d[b]), acc);
-    // Mins: sums of 32 quants are adjacent pairs of the 16-sums.
-    const __m256i s16 = load32(x.sum16 + 16 * b);
-    const __m128i s32 = _mm_hadd_epi16(_mm256_castsi256_si128(s16), _mm256_extracti128_si256(s16, 1));
-    acc_min = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_madd_epi16(s32, u8x8_to_i16(m_lo, m_hi))), _mm_set1_ps(half_at(p + 2) * x.d[b]), acc_min);
+    acc_min = k4_mins(p, x, b, m_lo, m_hi, acc_min);
   }
-  __m128 m = _mm_add_ps(acc_min, _mm_movehl_ps(acc_min, acc_min));
-  m = _mm_add_ss(m, _mm_movehdup_ps(m));
-  return hsum8(acc) - _mm_cvtss_f32(m);
+  return hsum8(acc) - hsum4(acc_min);
 }
 #endif
 
