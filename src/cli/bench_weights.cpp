@@ -120,8 +120,10 @@ void run(const WeightsOptions& o) {
   fmt::print("| peak RSS by phase: load / KV cache + prefill / decode | {} / {} / {} |\n", gib(peak_load),
              gib(peak_prefill), gib(peak));
   fmt::print("| file size + KV cache | {} + {} |\n", gib(file), gib(kv));
-  fmt::print("| weights in memory: mapped / owned copies / float32 norms | {} / {} / {} |\n\n", gib(ws.mapped), gib(ws.owned),
-             gib(ws.small_f32));
+  fmt::print("| weights in memory: from the file / owned copies / float32 norms | {} / {} / {} |\n", gib(ws.from_file),
+             gib(ws.owned), gib(ws.small_f32));
+  fmt::print("| the file's bytes in memory (BOSCH_MMAP: 1 maps the file, 0 copies it) | {} |\n\n",
+             page_report_text(m->weight_summary().pages));
   fmt::print("decode reads / memory bandwidth           {:.2f}{}\n", read_gbs / bw,
              ws.decode_bytes < 64.0 * 1048576 ? "  (weights fit in the caches: not a DRAM figure)" : "");
   fmt::print("fastest step's reads / memory bandwidth   {:.2f}  (both a best: what a quiet machine gives)\n",

@@ -26,7 +26,7 @@ std::string human_bytes(double b) {
 }
 
 void run_info(const InfoOptions& o) {
-  auto m = Model::load(resolve_model(o.model));
+  auto m = Model::load(resolve_model(o.model), FileHold::Map);  // reads only what it prints
   const auto& c = m->config();
   fmt::print("model        {}\n", m->source());
   fmt::print("architecture {}\n", c.arch);
@@ -53,9 +53,14 @@ void run_info(const InfoOptions& o) {
   for (const auto& [type, cb] : ws.types)
     mix += fmt::format("{}{} x{} ({})", mix.empty() ? "" : ", ", type, cb.first, human_bytes(static_cast<double>(cb.second)));
   fmt::print("weights      {}\n", mix);
-  fmt::print("resident     {} mapped from the file, {} owned copies, {} float32 norms/biases\n",
-             human_bytes(static_cast<double>(ws.mapped)), human_bytes(static_cast<double>(ws.owned)),
+  fmt::print("resident     {} from the file, {} owned copies, {} float32 norms/biases\n",
+             human_bytes(static_cast<double>(ws.from_file)), human_bytes(static_cast<double>(ws.owned)),
              human_bytes(static_cast<double>(ws.small_f32)));
+  fmt::print("file bytes   {}\n", weights_file_hold() == FileHold::Copy
+                                       ? "copied into memory in 2 MiB pages when a command runs the model "
+                                         "(BOSCH_MMAP=1 maps the file instead)"
+                                       : "mapped when a command runs the model (BOSCH_MMAP=1, or no transparent "
+                                         "huge pages; BOSCH_MMAP=0 copies it)");
   fmt::print("KV bytes/tok {} (float32 cache, full attention; {} with --kv-type f16)\n", c.kv_bytes_per_token(),
              c.kv_bytes_per_token() / 2);
   fmt::print("identity     {}\n", m->identity());

@@ -192,8 +192,8 @@ int64_t GGUFTensor::numel() const {
   return n;
 }
 
-GGUFFile::GGUFFile(const std::string& path) : path_(path) {
-  file_ = std::make_shared<const MappedFile>(path);
+GGUFFile::GGUFFile(const std::string& path, FileHold hold) : path_(path) {
+  file_ = std::make_shared<const FileBytes>(path, hold);
   const uint8_t* base = file_->data();
   const size_t size = file_->size();
   Cursor c(path_, base, size);

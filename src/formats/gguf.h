@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "formats/dtype.h"
-#include "util/mapped_file.h"
+#include "util/file_bytes.h"
 
 namespace bosch {
 
@@ -52,7 +52,8 @@ struct GGUFTensor {
 
 class GGUFFile {
  public:
-  explicit GGUFFile(const std::string& path);
+  // hold: how the bytes are kept (util/file_bytes.h); Map for metadata readers.
+  explicit GGUFFile(const std::string& path, FileHold hold = FileHold::Map);
 
   const std::string& path() const { return path_; }
   uint32_t version() const { return version_; }
@@ -87,7 +88,7 @@ class GGUFFile {
 
  private:
   std::string path_;
-  std::shared_ptr<const MappedFile> file_;
+  std::shared_ptr<const FileBytes> file_;
   uint32_t version_ = 0;
   uint64_t alignment_ = 32;
   std::map<std::string, GGUFValue> meta_;

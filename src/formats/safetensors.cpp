@@ -41,8 +41,8 @@ int64_t SafeTensor::numel() const {
   return n;
 }
 
-SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
-  file_ = std::make_unique<MappedFile>(path);
+SafetensorsFile::SafetensorsFile(const std::string& path, FileHold hold) : path_(path) {
+  file_ = std::make_unique<FileBytes>(path, hold);
   const uint8_t* base = file_->data();
   const uint64_t size = file_->size();
   check(size >= 8, "safetensors '{}': header length: file has {} bytes (need at least 8)", path,
@@ -144,7 +144,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   }
 }
 
-HFModelDir::HFModelDir(const std::string& dir) : dir_(dir) {
+HFModelDir::HFModelDir(const std::string& dir, FileHold hold) : dir_(dir) {
   fs::path root(dir);
   check(fs::is_directory(root), "'{}' is not a directory (expected a Hugging Face model dir)", dir);
   fs::path config_path = root / "config.json";
@@ -180,7 +180,7 @@ HFModelDir::HFModelDir(const std::string& dir) : dir_(dir) {
         check(fs::is_regular_file(shard_path),
               "'{}': weight_map '{}': shard '{}' is missing", index_path.string(), excerpt(name),
               shard_path.string());
-        files_.push_back(std::make_unique<SafetensorsFile>(shard_path.string()));
+        files_.push_back(std::make_unique<SafetensorsFile>(shard_path.string(), hold));
         it = shards.emplace(shard_name, std::map<std::string, const SafeTensor*>()).first;
         for (const SafeTensor& t : files_.back()->tensors()) it->second.emplace(t.name, &t);
       }
@@ -192,7 +192,7 @@ HFModelDir::HFModelDir(const std::string& dir) : dir_(dir) {
   } else {
     check(fs::exists(single_path), "'{}': neither model.safetensors nor "
           "model.safetensors.index.json exists", dir);
-    files_.push_back(std::make_unique<SafetensorsFile>(single_path.string()));
+    files_.push_back(std::make_unique<SafetensorsFile>(single_path.string(), hold));
     for (const SafeTensor& t : files_.back()->tensors()) index_[t.name] = &t;
   }
 }

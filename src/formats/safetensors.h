@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/dtype.h"
-#include "util/mapped_file.h"
+#include "util/file_bytes.h"
 
 namespace bosch {
 
@@ -28,13 +28,13 @@ struct SafeTensor {
 // One .safetensors file.
 class SafetensorsFile {
  public:
-  explicit SafetensorsFile(const std::string& path);
+  explicit SafetensorsFile(const std::string& path, FileHold hold = FileHold::Map);
   const std::string& path() const { return path_; }
   const std::vector<SafeTensor>& tensors() const { return tensors_; }
   const nlohmann::json& metadata() const { return metadata_; }  // "__metadata__" or null
  private:
   std::string path_;
-  std::unique_ptr<MappedFile> file_;
+  std::unique_ptr<FileBytes> file_;
   std::vector<SafeTensor> tensors_;
   nlohmann::json metadata_;
 };
@@ -42,7 +42,7 @@ class SafetensorsFile {
 // A Hugging Face model directory (config.json and weights; tokenizer.json is read elsewhere).
 class HFModelDir {
  public:
-  explicit HFModelDir(const std::string& dir);
+  explicit HFModelDir(const std::string& dir, FileHold hold = FileHold::Map);  // hold: of every shard
   const std::string& dir() const { return dir_; }
   const nlohmann::json& config() const { return config_; }
   bool has_tensor(const std::string& name) const { return index_.count(name) != 0; }

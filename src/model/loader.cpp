@@ -93,8 +93,8 @@ struct GGUFLoader {
   }
 };
 
-std::unique_ptr<Model> load_gguf(const std::string& path) {
-  const GGUFFile f(path);
+std::unique_ptr<Model> load_gguf(const std::string& path, FileHold hold) {
+  const GGUFFile f(path, hold);
   GGUFLoader g{f, f.get_string("general.architecture")};
   ModelConfig c;
   c.arch = g.arch;
@@ -219,8 +219,8 @@ std::string cfg_string_or(const nlohmann::json& j, const std::string& key, const
   return v ? json_string(*v, file, key) : fallback;
 }
 
-std::unique_ptr<Model> load_hf(const std::string& dir) {
-  auto hf = std::make_shared<HFModelDir>(dir);
+std::unique_ptr<Model> load_hf(const std::string& dir, FileHold hold) {
+  auto hf = std::make_shared<HFModelDir>(dir, hold);
   const HFModelDir& m = *hf;
   const auto& j = m.config();
   const std::string file = dir + "/config.json";
@@ -338,9 +338,9 @@ std::unique_ptr<Model> load_hf(const std::string& dir) {
 
 }  // namespace
 
-std::unique_ptr<Model> Model::load(const std::string& path) {
-  if (is_hf_model_dir(path)) return load_hf(path);
-  if (path.size() >= 5 && path.substr(path.size() - 5) == ".gguf") return load_gguf(path);
+std::unique_ptr<Model> Model::load(const std::string& path, FileHold hold) {
+  if (is_hf_model_dir(path)) return load_hf(path, hold);
+  if (path.size() >= 5 && path.substr(path.size() - 5) == ".gguf") return load_gguf(path, hold);
   fail("'{}' is neither a .gguf file nor a Hugging Face model directory (with config.json)", path);
 }
 

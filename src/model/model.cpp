@@ -133,6 +133,7 @@ size_t Model::matrix_bytes() const {
 
 Model::WeightSummary Model::weight_summary() const {
   WeightSummary ws;
+  std::vector<const void*> file_ptrs;
   size_t expert_bytes = 0;  // a decode step reads n_expert_used of n_expert experts per layer
   for (const auto& M : mats_.layers)
     for (const auto* ex : {&M.experts.gate, &M.experts.up, &M.experts.down})
@@ -144,8 +145,10 @@ Model::WeightSummary Model::weight_summary() const {
     it->second.first += 1;
     it->second.second += m->v.bytes();
     if (float_weights_) continue;  // the float32 vectors of w_ (counted below)
-    (m->owned ? ws.owned : ws.mapped) += m->v.bytes();
+    (m->owned ? ws.owned : ws.from_file) += m->v.bytes();
+    if (!m->owned) file_ptrs.push_back(m->v.data);
   }
+  ws.pages = page_report(std::move(file_ptrs));
   auto vec_bytes = [](const std::vector<float>& v) { return v.size() * sizeof(float); };
   ws.small_f32 = vec_bytes(w_.out_norm);
   for (const auto& L : w_.layers)

@@ -13,6 +13,7 @@
 #include "model/config.h"
 #include "model/weights.h"
 #include "model/workspace.h"
+#include "util/file_bytes.h"
 
 namespace bosch {
 
@@ -21,7 +22,8 @@ class KVStore;
 class Model {
  public:
   // MODEL is a .gguf file or a Hugging Face directory (config.json + safetensors).
-  static std::unique_ptr<Model> load(const std::string& path);
+  // hold: how the weight files are kept (util/file_bytes.h); `bosch info` maps, runs copy.
+  static std::unique_ptr<Model> load(const std::string& path, FileHold hold = weights_file_hold());
   // From float32 weights (random models, tests): the matrices are F32 views of `w`.
   Model(ModelConfig cfg, ModelWeights w, std::string source);
   // From weights in their stored type: `small` holds the norms and biases (float32), its
@@ -40,7 +42,8 @@ class Model {
   // bytes mapped from the file, bytes of owned copies, float32 norms/biases.
   struct WeightSummary {
     std::vector<std::pair<std::string, std::pair<int, size_t>>> types;  // type -> (matrices, bytes)
-    size_t mapped = 0, owned = 0, small_f32 = 0;
+    size_t from_file = 0, owned = 0, small_f32 = 0;  // views into the file's bytes; copies; vectors
+    PageReport pages;  // where the file's bytes sit: mapped or copied, and in huge pages
     size_t decode_bytes = 0;  // weight bytes one decode step reads (one embedding row, every matrix)
   };
   WeightSummary weight_summary() const;

@@ -239,7 +239,7 @@ TEST(GGUF, CustomAlignmentAndVersion2) {
     EXPECT_EQ(f.alignment(), 64u);
     EXPECT_EQ(f.get_int("general.alignment"), 64);
     EXPECT_EQ(f.tensor("y").offset, 64u);
-    MappedFile raw(path);
+    FileBytes raw(path);
     EXPECT_EQ((f.tensor("x").data - raw.data()) % 64, 0);
   }
   // v2 has the same layout as v3 for little-endian files.

@@ -2,7 +2,7 @@
 // forward pass on the packed weights equals the same model with every weight expanded to
 // float32 (prefill: dequantised tiles + sgemm; decode: dot products on the blocks, within the
 // 8-bit rounding of x for Q8_0), the matrices are views into the file (not copies), and the
-// identity does not depend on the type.
+// identity does not depend on the type; mapped and copied files give the same bits.
 // Runs everywhere (random models written to a temporary directory).
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -67,6 +67,18 @@ TEST_P(StoredTypes, PackedWeightsGiveTheExpandedModelsLogits) {
   // arithmetic): 0.027-0.04 of the largest logit on these random models (test_quant_logits
   // checks it against llama.cpp's own logits); float and 16-bit weights keep float dots.
   EXPECT_LE(max_abs_diff(decode, want), (dtype_is_quantized(k.type) ? 0.1 : 1e-4) * scale);
+
+  // Either way of holding the file's bytes gives the same bits, and the page report sees which.
+  auto mapped = Model::load(path, FileHold::Map);
+  auto copied = Model::load(path, FileHold::Copy);
+  const auto from_map = mapped->forward_all(tokens, plan);
+  EXPECT_EQ(from_map, copied->forward_all(tokens, plan));
+  EXPECT_EQ(from_map, m->forward_all(tokens, plan));
+  const PageReport pm = mapped->weight_summary().pages, pc = copied->weight_summary().pages;
+  EXPECT_GT(pm.file_backed, 0u);
+  EXPECT_EQ(pm.anonymous, 0u);
+  EXPECT_EQ(pc.file_backed, 0u);
+  EXPECT_GE(pc.anonymous, copied->weight_summary().from_file);  // the whole file, read at load
   std::filesystem::remove_all(dir);
 }
 
