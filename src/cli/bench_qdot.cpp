@@ -91,7 +91,7 @@ void run(const QdotOptions& o) {
     double q = 0, chain = 0;
     {
       std::optional<Int8Decode> decode;  // what decode runs for this type, for both timings
-      if (q8_block(t)) {
+      if (q8_block(t) || (t == DType::BF16 && kernels::bf16_x_dot())) {  // int8 x; bf16 x
         decode.emplace();
         q = gb / best_time(o, x.data(), {w}, y.data());
       }
@@ -100,7 +100,7 @@ void run(const QdotOptions& o) {
     rows.push_back({t, f, q, chain});
   }
   const double bw = read_bandwidth_gbs(std::max(o.mib * 2, 256));
-  fmt::print("| type | float x: GB/s | int8 x: GB/s | int8 / float | decode / bandwidth | {} KiB products: GB/s | small / one |\n"
+  fmt::print("| type | float x: GB/s | decode x (int8; BF16: bf16): GB/s | decode / float | decode / bandwidth | {} KiB products: GB/s | small / one |\n"
              "|---|---:|---:|---:|---:|---:|---:|\n", o.split_kib);
   for (const Row& r : rows) {
     const double dec = r.q > 0 ? r.q : r.f;  // what decode runs
@@ -111,7 +111,7 @@ void run(const QdotOptions& o) {
   fmt::print("\nmemory read bandwidth (measured now, {} MiB): {:.2f} GB/s\n", std::max(o.mib * 2, 256), bw);
 }
 
-BenchRegistrar reg("qdot", "decode dot kernels per weight type: float vs int8 x, weight GB/s vs memory bandwidth",
+BenchRegistrar reg("qdot", "decode dot kernels per weight type: float vs decode x (int8; bf16), weight GB/s vs memory bandwidth",
                    [](CLI::App& app) {
   auto o = std::make_shared<QdotOptions>();
   app.add_option("--mib", o->mib, "bytes of each weight matrix (larger than the caches)")->check(CLI::Range(1, 1 << 14));

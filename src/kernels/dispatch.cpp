@@ -57,9 +57,20 @@ const KernelSet& active_kernels() {
   return *g_active.load();
 }
 
+DotBf16x bf16_x_dot() {
+  static const bool cpu_bf16 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") != 0;
+  }();
+  const KernelSet& s = active_kernels();
+  return cpu_bf16 ? s.dot_row_bf16x : nullptr;
+}
+
 std::string kernels_description() {
   const KernelSet& s = active_kernels();
-  return fmt::format("{} ({}){}", s.name, s.features, std::getenv("BOSCH_KERNELS") ? ", forced by BOSCH_KERNELS" : "");
+  return fmt::format("{} ({}){}{}", s.name, s.features,
+                     bf16_x_dot() ? "; BF16 decode: avx512bf16 dots, x rounded to bf16 as llama.cpp" : "",
+                     std::getenv("BOSCH_KERNELS") ? ", forced by BOSCH_KERNELS" : "");
 }
 
 }  // namespace bosch::kernels

@@ -31,6 +31,9 @@ struct KernelSet {
   float (*dot_row)(DType, const uint8_t*, const float*, int64_t) = nullptr;
   // qdot_int8.cpp: the same with x quantised to 8 bits (integer dots)
   float (*dot_row_q8)(DType, const uint8_t*, const Q8Row&) = nullptr;
+  // A BF16 row . x rounded to bf16 (vdpbf16ps); only the AVX-512 set has one, and it runs only
+  // where the CPU also has AVX512_BF16: use bf16_x_dot(), not this field.
+  float (*dot_row_bf16x)(const uint8_t* w, const uint16_t* xb, int64_t k) = nullptr;
   // dequant.cpp: whole blocks to float32 (prefill tiles), dequant_blocks' values
   void (*dequant)(DType, const uint8_t*, float*, size_t nblocks) = nullptr;
   // ops.cpp: elementwise kernels
@@ -49,6 +52,11 @@ bool cpu_runs(const KernelSet& s);
 // Replaces the active set (tests run every kernel under each set). Not thread-safe against
 // kernels running at the same time.
 void select_kernels(std::string_view name);
+// One-token decode on BF16 weights with x rounded to bf16 once per product, as llama.cpp does
+// (its vec_dot_type for BF16 is BF16): the active set's dot_row_bf16x where this CPU has
+// AVX512_BF16, else nullptr (then x stays float32, dot_row).
+using DotBf16x = float (*)(const uint8_t* w, const uint16_t* xb, int64_t k);
+DotBf16x bf16_x_dot();
 // "avx512 (avx512f, avx512bw, ...)": what `bosch info` and the benches print.
 std::string kernels_description();
 

@@ -24,6 +24,7 @@ namespace {
 constexpr int64_t kTileFloats = int64_t{1} << 20;
 thread_local std::vector<float> tile_buf;
 thread_local Q8Buffer x_q8;  // decode: x quantised once per product, read by every worker
+thread_local std::vector<uint16_t> x_bf16;  // decode on BF16 weights: x rounded once per product
 thread_local bool int8_decode = false;
 
 }  // namespace
@@ -48,6 +49,16 @@ void one_row_products(const float* x, const Product* ps, size_t np, bool accumul
   Q8Row xq;
   if (block) xq = x_q8.quantize(x, k, block);
   const auto dot_q8 = kernels::active_kernels().dot_row_q8;  // qdot_int8.h's dot_row_q8, per row
+  kernels::DotBf16x dot_bf16x = nullptr;  // BF16 weights: x in bf16 where the CPU has AVX512_BF16
+  const uint16_t* xb = nullptr;           // (the workers' own x_bf16 is another thread_local)
+  if (int8_decode && !block) {
+    for (size_t i = 0; i < np; ++i) dot_bf16x = ps[i].w.type == DType::BF16 ? kernels::bf16_x_dot() : dot_bf16x;
+    if (dot_bf16x) {
+      x_bf16.resize(static_cast<size_t>(k));
+      for (int64_t j = 0; j < k; ++j) x_bf16[static_cast<size_t>(j)] = f32_to_bf16(x[j]);
+      xb = x_bf16.data();
+    }
+  }
   // Each thread takes an equal share of the weight bytes (rows of different types differ in
   // size), cut at row boundaries: rows [row_at(c), row_at(c + 1)) for chunk c.
   size_t total_rows = 0, total_bytes = 0;
@@ -76,7 +87,10 @@ void one_row_products(const float* x, const Product* ps, size_t np, bool accumul
       float* y = ps[i].y;
       for (; b < std::min(e, end); ++b) {
         const size_t r = b - first;
-        const float s = block ? dot_q8(w.type, base + r * row_bytes, xq) : dot_row(w.type, base + r * row_bytes, x, k);
+        const uint8_t* row = base + r * row_bytes;
+        const float s = block                                         ? dot_q8(w.type, row, xq)
+                        : dot_bf16x && w.type == DType::BF16 ? dot_bf16x(row, xb, k)
+                                                              : dot_row(w.type, row, x, k);
         y[r] = accumulate ? y[r] + s : s;
       }
     }

@@ -135,3 +135,27 @@ TEST(KernelDispatch, UnknownSetIsAClearError) {
               std::string::npos) << e.what();
   }
 }
+
+// BF16 decode with x rounded to bf16 (AVX512_BF16 only): every product of two bf16 values is
+// exact in float32, so the kernel must equal their sum up to float32 accumulation; and the
+// rounding of x is round-to-nearest-even (f32_to_bf16).
+TEST(KernelDispatch, Bf16xDotEqualsTheExactProducts) {
+  const kernels::DotBf16x dot = kernels::bf16_x_dot();
+  if (!dot) GTEST_SKIP() << "no AVX512_BF16 on this CPU (or BOSCH_KERNELS=avx2): BF16 decode keeps float32 x";
+  std::mt19937 g(11);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (int64_t k : {int64_t{1}, int64_t{63}, int64_t{64}, int64_t{100}, int64_t{4096}, int64_t{12288}}) {
+    std::vector<uint16_t> w(static_cast<size_t>(k)), xb(static_cast<size_t>(k));
+    for (auto& v : w) v = f32_to_bf16(nd(g));
+    for (auto& v : xb) v = f32_to_bf16(nd(g) * 3.0f);
+    double exact = 0, mag = 0;
+    for (int64_t i = 0; i < k; ++i) {
+      const double p = double(bf16_to_f32(w[static_cast<size_t>(i)])) * bf16_to_f32(xb[static_cast<size_t>(i)]);
+      exact += p, mag += std::fabs(p);
+    }
+    const float got = dot(reinterpret_cast<const uint8_t*>(w.data()), xb.data(), k);
+    EXPECT_NEAR(got, exact, 2e-6 * mag) << "k=" << k;
+  }
+  EXPECT_EQ(f32_to_bf16(1.0f + 0x1p-8f), f32_to_bf16(1.0f));              // a tie rounds to even (down)
+  EXPECT_EQ(f32_to_bf16(1.0f + 3 * 0x1p-8f), f32_to_bf16(1.0f + 0x1p-6f));  // a tie rounds to even (up)
+}

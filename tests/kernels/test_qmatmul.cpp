@@ -139,7 +139,8 @@ TEST(QMatmul, GetRowIsTheDequantisedRow) {
 }
 
 // Inside an Int8Decode a one-row product on quantised weights is the integer kernel on x quantised
-// once (bit for bit); outside it, and for more rows or F16 weights, the float paths are unchanged.
+// once (bit for bit), on BF16 weights (with AVX512_BF16) the bf16-x kernel on x rounded once;
+// outside it, and for more rows or F16 weights, the float paths are unchanged.
 TEST(QMatmul, Int8DecodeOnlyForOneRowOfQuantisedWeights) {
   for (DType t : kTypes) {
     if (t == DType::F32) continue;  // BLAS, covered below
@@ -166,6 +167,13 @@ TEST(QMatmul, Int8DecodeOnlyForOneRowOfQuantisedWeights) {
       ASSERT_EQ(plain[r], want) << r;
       ASSERT_EQ(dec[n + r], plain[n + r]) << r;
       ASSERT_EQ(dec[2 * n + r], plain[2 * n + r]) << r;
+      if (t == DType::BF16 && kernels::bf16_x_dot()) {
+        std::vector<uint16_t> xb(static_cast<size_t>(k));
+        for (int64_t j = 0; j < k; ++j) xb[static_cast<size_t>(j)] = f32_to_bf16(x[static_cast<size_t>(j)]);
+        ASSERT_EQ(dec[r], kernels::bf16_x_dot()(w.row(r), xb.data(), k)) << r;
+        ASSERT_EQ(acc[r], 0.25f + dec[r]) << r;
+        continue;
+      }
       if (q8_block(t) == 0) {
         ASSERT_EQ(dec[r], want) << r;
         continue;
