@@ -31,7 +31,7 @@ void run_export(const ExportOptions& o) {
   AttentionPlan plan = mf.to_plan();
   std::unique_ptr<Model> model;
   if (!o.model.empty()) {
-    model = Model::load(o.model);
+    model = Model::load(o.model, FileHold::Map);  // only its shape and identity are read
     mf.check_fits(mask_model_info(*model), o.mask);
   }
   if (o.format == "duo") {
@@ -65,7 +65,7 @@ struct ImportOptions {
 };
 
 void run_import(const ImportOptions& o) {
-  auto m = Model::load(resolve_model(o.model));
+  auto m = Model::load(resolve_model(o.model), FileHold::Map);  // only its shape and identity are read
   const auto& c = m->config();
   DuoPattern p = read_duo(o.duo);
   AttentionPlan plan = plan_from_duo(p, o.ratio, c.n_layers, c.n_kv_heads, o.window, o.sinks);

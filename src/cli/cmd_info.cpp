@@ -26,6 +26,7 @@ std::string human_bytes(double b) {
 }
 
 void run_info(const InfoOptions& o) {
+  const FileHold run_hold = weights_file_hold();  // a bad BOSCH_MMAP fails before anything prints
   auto m = Model::load(resolve_model(o.model), FileHold::Map);  // reads only what it prints
   const auto& c = m->config();
   fmt::print("model        {}\n", m->source());
@@ -56,11 +57,11 @@ void run_info(const InfoOptions& o) {
   fmt::print("resident     {} from the file, {} owned copies, {} float32 norms/biases\n",
              human_bytes(static_cast<double>(ws.from_file)), human_bytes(static_cast<double>(ws.owned)),
              human_bytes(static_cast<double>(ws.small_f32)));
-  fmt::print("file bytes   {}\n", weights_file_hold() == FileHold::Copy
+  fmt::print("file bytes   {}\n", run_hold == FileHold::Copy
                                        ? "copied into memory in 2 MiB pages when a command runs the model "
                                          "(BOSCH_MMAP=1 maps the file instead)"
-                                       : "mapped when a command runs the model (BOSCH_MMAP=1, or no transparent "
-                                         "huge pages; BOSCH_MMAP=0 copies it)");
+                                       : "mapped when a command runs the model (BOSCH_MMAP=1, several MPI ranks, or "
+                                         "no transparent huge pages; BOSCH_MMAP=0 copies it)");
   fmt::print("KV bytes/tok {} (float32 cache, full attention; {} with --kv-type f16)\n", c.kv_bytes_per_token(),
              c.kv_bytes_per_token() / 2);
   fmt::print("identity     {}\n", m->identity());

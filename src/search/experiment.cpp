@@ -58,7 +58,8 @@ Experiment make_experiment(const ExperimentOptions& o, bool need_calibration) {
     e.info.identity = e.synthetic->describe();
     return e;
   }
-  e.model = Model::load(o.model);
+  // Without calibration nothing runs the model here: map it (no copy of the whole file).
+  e.model = Model::load(o.model, need_calibration ? weights_file_hold() : FileHold::Map);
   e.tokenizer = load_tokenizer(o.model);
   e.info = mask_model_info(*e.model);
   mo.cache_bytes = static_cast<int64_t>(o.cache_gb * (1 << 30));

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cctype>
 #include <cstring>
@@ -40,6 +41,18 @@ FileHold weights_file_hold() {
 
 namespace {
 
+// /proc/meminfo's MemAvailable (what can be had without swapping, page cache included), 0 if unknown.
+size_t mem_available_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  size_t kb = 0;
+  while (in >> key >> kb) {
+    if (key == "MemAvailable:") return kb * 1024;
+    in.ignore(1 << 10, '\n');
+  }
+  return 0;
+}
+
 // Reads all of fd into p (pread in 64 MiB pieces; EINTR retried).
 void read_all(int fd, uint8_t* p, size_t n, const std::string& path) {
   size_t got = 0;
@@ -68,6 +81,16 @@ FileBytes::FileBytes(const std::string& path, FileHold hold) : path_(path), hold
     ::close(fd);
     return;
   }
+  if (hold_ == FileHold::Copy) {
+    // A copy cannot be paged out, a mapping can: a file that would leave under 1/16 of the memory
+    // free (or not fit at all) is mapped instead of having the process killed while reading it.
+    const size_t avail = mem_available_bytes();
+    if (avail > 0 && size_ > avail - avail / 16) {
+      std::fprintf(stderr, "bosch: note: '%s' (%.2f GiB) is mapped, not copied into memory: %.2f GiB is available\n",
+                   path.c_str(), static_cast<double>(size_) / (1u << 30), static_cast<double>(avail) / (1u << 30));
+      hold_ = FileHold::Map;
+    }
+  }
   if (hold_ == FileHold::Map) {
     void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
     ::close(fd);
@@ -80,7 +103,7 @@ FileBytes::FileBytes(const std::string& path, FileHold hold) : path_(path), hold
   // Copy: reserve 2 MiB more than needed so the buffer can start on a huge-page boundary.
   const size_t huge = size_t{2} << 20;
   region_size_ = size_ + huge;
-  void* r = ::mmap(nullptr, region_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* r = ::mmap(nullptr, region_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (r == MAP_FAILED) {
     ::close(fd);
     fail("cannot allocate {} bytes to hold '{}': {} (BOSCH_MMAP=1 maps the file instead)", size_, path,
@@ -140,6 +163,7 @@ PageReport page_report(std::vector<const void*> ptrs) {
 }
 
 std::string page_report_text(const PageReport& r) {
+  if (r.file_backed + r.anonymous == 0) return "unknown (no /proc/self/smaps, or no weights held in the file's bytes)";
   const auto gib = [](size_t b) { return static_cast<double>(b) / double(1u << 30); };
   const char* how = r.anonymous > r.file_backed ? "copied" : "mapped";
   return fmt::format("{}: {:.3f} GiB resident, {:.3f} GiB of it in huge pages", how, gib(r.file_backed + r.anonymous),

@@ -26,7 +26,9 @@ FileHold weights_file_hold();
 
 class FileBytes {
  public:
-  // Throws Error naming the path (missing, not a regular file, unreadable, short read).
+  // Throws Error naming the path (missing, not a regular file, unreadable, short read). Copy
+  // falls back to Map, with a note on stderr, when the file would not leave 1/16 of
+  // MemAvailable free (a copy cannot be paged out; the process would be killed instead).
   explicit FileBytes(const std::string& path, FileHold hold = FileHold::Map);
   ~FileBytes();
   FileBytes(const FileBytes&) = delete;
