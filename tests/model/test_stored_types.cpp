@@ -78,6 +78,7 @@ TEST_P(StoredTypes, PackedWeightsGiveTheExpandedModelsLogits) {
   EXPECT_EQ(from_map, copied->forward_all(tokens, plan));
   EXPECT_EQ(from_map, m->forward_all(tokens, plan));
   const PageReport pm = mapped->weight_summary().pages, pc = copied->weight_summary().pages;
+  if (pm.file_backed + pm.anonymous == 0) return;  // no /proc/self/smaps (FileBytes.PageReport* says so)
   EXPECT_GT(pm.file_backed, 0u);
   EXPECT_EQ(pm.anonymous, 0u);
   EXPECT_EQ(pc.file_backed, 0u);
