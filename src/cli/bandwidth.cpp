@@ -25,8 +25,12 @@ double BandwidthProbe::pass_gbs() {
     for (size_t t = b; t < e; ++t) {
       const size_t lo = n / nt * t, hi = t + 1 == nt ? n : lo + n / nt;
       float acc[16] = {};
-      for (size_t i = lo; i + 16 <= hi; i += 16)
+      for (size_t i = lo; i + 16 <= hi; i += 16) {
+        // The decode kernels' software prefetch (kernels/qdot_kernels.h), so the denominator is
+        // what a read loop gets with the same help: without it this VM read 10-30% slower.
+        __builtin_prefetch(buf_.data() + i + 1024);  // 4096 bytes ahead
         for (int l = 0; l < 16; ++l) acc[l] += buf_[i + l];
+      }
       for (int l = 0; l < 16; ++l) part[t * 16 + l] = acc[l];
     }
   });

@@ -9,7 +9,8 @@ namespace bosch::cli {
 // Seconds on the steady clock: differences time a bench's phases.
 double now_s();
 
-// Every thread sums its share of a `mib` MiB buffer (larger than the caches); best of 3 passes, GB/s.
+// Every thread sums its share of a `mib` MiB buffer (larger than the caches), prefetching 4 KiB
+// ahead as the decode kernels do; best of 3 passes, GB/s.
 double read_bandwidth_gbs(int mib);
 
 // The same probe kept ready for repeated single passes: a decode bench takes one beside every

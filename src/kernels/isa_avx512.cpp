@@ -14,6 +14,7 @@ __attribute__((target("avx512bf16"))) float dot_row_bf16x(const uint8_t* w, cons
   __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
   int64_t i = 0;
   for (; i + 64 <= k; i += 64) {
+    prefetch_ahead(w + 2 * i), prefetch_ahead(w + 2 * i + 64);
     a0 = _mm512_dpbf16_ps(a0, reinterpret_cast<__m512bh>(_mm512_loadu_si512(w + 2 * i)),
                           reinterpret_cast<__m512bh>(_mm512_loadu_si512(xb + i)));
     a1 = _mm512_dpbf16_ps(a1, reinterpret_cast<__m512bh>(_mm512_loadu_si512(w + 2 * i + 64)),

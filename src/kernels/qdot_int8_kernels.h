@@ -56,6 +56,7 @@ inline float dot_blocks32(const uint8_t* p, size_t bytes, const Q8Row& x) {
   const int64_t nb = x.k / 32;
   int64_t b = 0;
   for (; b + 2 <= nb; b += 2, p += 2 * bytes) {
+    prefetch_ahead(p);  // 68 bytes per step: about one line
     a0 = block32<Quants>(p, x, b, a0);
     a1 = block32<Quants>(p + bytes, x, b + 1, a1);
   }
@@ -154,6 +155,7 @@ inline float dot_q4k_q5k(const uint8_t* p, const Q8Row& x) {
   __m512 acc = _mm512_setzero_ps();
   __m128 acc_min = _mm_setzero_ps();
   for (int64_t b = 0; b < x.k / 256; ++b, p += bytes) {
+    prefetch_ahead(p), prefetch_ahead(p + 64), prefetch_ahead(p + 128);  // 144 (Q5_K: 176) bytes
     uint32_t sc_lo, sc_hi, m_lo, m_hi;
     k4_scales_mins(p, &sc_lo, &sc_hi, &m_lo, &m_hi);
     const __m512i scales = four128(u8x8_to_i16(sc_lo, sc_hi));
@@ -185,6 +187,7 @@ inline float dot_q4k_q5k(const uint8_t* p, const Q8Row& x) {
   __m256 acc = _mm256_setzero_ps();
   __m128 acc_min = _mm_setzero_ps();
   for (int64_t b = 0; b < x.k / 256; ++b, p += bytes) {
+    prefetch_ahead(p), prefetch_ahead(p + 64), prefetch_ahead(p + 128);
     uint32_t sc_lo, sc_hi, m_lo, m_hi;
     k4_scales_mins(p, &sc_lo, &sc_hi, &m_lo, &m_hi);
     const __m256i sum = q4k_q5k_sums<Five>(p + (Five ? 48 : 16), p + 16, x.q + 256 * b, u8x8_to_i16(sc_lo, sc_hi));
@@ -235,6 +238,7 @@ inline __m256i q6k_sums(const uint8_t* ql, const uint8_t* qh, const int8_t* sc, 
 inline float dot_q6k(const uint8_t* p, const Q8Row& x) {
   __m256 acc = _mm256_setzero_ps();
   for (int64_t b = 0; b < x.k / 256; ++b, p += kQ6_KBytes) {
+    prefetch_ahead(p), prefetch_ahead(p + 64), prefetch_ahead(p + 128), prefetch_ahead(p + 192);  // 210 bytes
     const int8_t* sc = reinterpret_cast<const int8_t*>(p + 192);
     const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc)));
     const __m256i offset = _mm256_slli_epi32(_mm256_madd_epi16(load32(x.sum16 + 16 * b), sc16), 5);  // 32 sc_j (sum y)_j

@@ -52,7 +52,8 @@ void one_row_products(const float* x, const Product* ps, size_t np, bool accumul
   kernels::DotBf16x dot_bf16x = nullptr;  // BF16 weights: x in bf16 where the CPU has AVX512_BF16
   const uint16_t* xb = nullptr;           // (the workers' own x_bf16 is another thread_local)
   if (int8_decode && !block) {
-    for (size_t i = 0; i < np; ++i) dot_bf16x = ps[i].w.type == DType::BF16 ? kernels::bf16_x_dot() : dot_bf16x;
+    if (std::any_of(ps, ps + np, [](const Product& p) { return p.w.type == DType::BF16; }))
+      dot_bf16x = kernels::bf16_x_dot();
     if (dot_bf16x) {
       x_bf16.resize(static_cast<size_t>(k));
       for (int64_t j = 0; j < k; ++j) x_bf16[static_cast<size_t>(j)] = f32_to_bf16(x[j]);

@@ -39,10 +39,11 @@ void matmul_nt_shared_x(const float* x, std::initializer_list<Product> products,
 // While one lives, one-row products on the calling thread take llama.cpp's decode arithmetic:
 // x quantised to 8 bits (about 1/254 of its block's max per element), integer dots read the
 // weights at memory speed; on BF16 weights, where the CPU has AVX512_BF16, x rounded to bf16
-// (2^-8 relative at most) and vdpbf16ps dots (kernels::bf16_x_dot). Model::forward_next makes one for a single new token. Everything
-// else (prefill, the search's scored rows, a MoE expert handed one token of a prefill) keeps
-// float x: no 8-bit rounding depends on how rows were batched (sgemm's own blocking still moves
-// the low bits with the row count). Nests; not shared by threads.
+// (2^-8 relative at most) and vdpbf16ps dots (kernels::bf16_x_dot). Model::forward_next makes
+// one for a single new token. Everything else (prefill, the search's scored rows, a MoE expert
+// handed one token of a prefill) keeps float x: no 8-bit rounding depends on how rows were
+// batched (sgemm's own blocking still moves the low bits with the row count).
+// Nests; not shared by threads.
 class Int8Decode {
  public:
   Int8Decode();

@@ -22,7 +22,6 @@
 
 namespace bosch {
 
-const char* file_hold_name(FileHold h) { return h == FileHold::Map ? "mapped" : "copied"; }
 
 FileHold weights_file_hold() {
   if (const char* e = std::getenv("BOSCH_MMAP"); e && *e) {

@@ -15,7 +15,6 @@ namespace bosch {
 //        step streams every weight once; on this project's VM an 8B model decoded at 0.42-0.47 of
 //        the memory bandwidth from the mapping and 0.65-0.76 from huge pages (README, Measurements).
 enum class FileHold { Map, Copy };
-const char* file_hold_name(FileHold h);
 
 // The hold for model weights: Copy when the kernel offers transparent huge pages
 // (/sys/kernel/mm/transparent_hugepage/enabled is "always" or "madvise") and this is one process;
