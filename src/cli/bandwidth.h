@@ -9,8 +9,9 @@ namespace bosch::cli {
 // Seconds on the steady clock: differences time a bench's phases.
 double now_s();
 
-// Every thread sums its share of a `mib` MiB buffer (larger than the caches), prefetching 4 KiB
-// ahead as the decode kernels do; best of 3 passes, GB/s.
+// Every thread sums its share of a `mib` MiB buffer (larger than the caches); the best of 3
+// passes prefetching 4 KiB ahead (as the decode kernels do by default) and 3 without, GB/s:
+// whichever reads faster on this machine is the denominator.
 double read_bandwidth_gbs(int mib);
 
 // The same probe kept ready for repeated single passes: a decode bench takes one beside every
@@ -19,7 +20,7 @@ double read_bandwidth_gbs(int mib);
 class BandwidthProbe {
  public:
   explicit BandwidthProbe(int mib);
-  double pass_gbs();  // one parallel read of the whole buffer, GB/s
+  double pass_gbs(bool prefetch = true);  // one parallel read of the whole buffer, GB/s
 
  private:
   std::vector<float> buf_;

@@ -79,7 +79,7 @@ void run(const QdotOptions& o) {
   std::uniform_real_distribution<float> u(-1, 1);
   std::vector<float> x(static_cast<size_t>(o.cols));
   for (float& v : x) v = u(rng);
-  struct Row { DType t; double f, q, chain; };
+  struct Row { DType t; double f, q, chain, no_prefetch; };
   std::vector<Row> rows;
   for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::F16, DType::BF16}) {
     const int64_t n = std::max<int64_t>(1, (int64_t{o.mib} << 20) / static_cast<int64_t>(dtype_bytes(t, o.cols)));
@@ -88,7 +88,7 @@ void run(const QdotOptions& o) {
     std::vector<float> y(static_cast<size_t>(n));
     const double gb = static_cast<double>(w.bytes()) / 1e9;
     const double f = gb / best_time(o, x.data(), {w}, y.data());
-    double q = 0, chain = 0;
+    double q = 0, chain = 0, no_prefetch = 0;
     {
       std::optional<Int8Decode> decode;  // what decode runs for this type, for both timings
       if (q8_block(t) || (t == DType::BF16 && kernels::bf16_x_dot())) {  // int8 x; bf16 x
@@ -96,17 +96,23 @@ void run(const QdotOptions& o) {
         q = gb / best_time(o, x.data(), {w}, y.data());
       }
       chain = gb / best_time(o, x.data(), cut(w, o.split_kib), y.data());
+      // decode's path again without software prefetch (the hardware prefetcher alone)
+      const int prefetch = kernels::decode_prefetch_bytes;
+      kernels::set_decode_prefetch(false);
+      no_prefetch = gb / best_time(o, x.data(), {w}, y.data());
+      kernels::decode_prefetch_bytes = prefetch;
     }
-    rows.push_back({t, f, q, chain});
+    rows.push_back({t, f, q, chain, no_prefetch});
   }
   const double bw = read_bandwidth_gbs(std::max(o.mib * 2, 256));
-  fmt::print("| type | float x: GB/s | decode x (int8; BF16: bf16): GB/s | decode / float | decode / bandwidth | {} KiB products: GB/s | small / one |\n"
-             "|---|---:|---:|---:|---:|---:|---:|\n", o.split_kib);
+  fmt::print("| type | float x: GB/s | decode x (int8; BF16: bf16): GB/s | decode / float | decode / bandwidth | {} KiB products: GB/s | small / one "
+             "| decode without prefetch: GB/s | with / without |\n"
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", o.split_kib);
   for (const Row& r : rows) {
     const double dec = r.q > 0 ? r.q : r.f;  // what decode runs
-    fmt::print("| {} | {:.2f} | {} | {} | {:.2f} | {:.2f} | {:.2f} |\n", dtype_name(r.t), r.f,
+    fmt::print("| {} | {:.2f} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n", dtype_name(r.t), r.f,
                r.q > 0 ? fmt::format("{:.2f}", r.q) : "-", r.q > 0 ? fmt::format("{:.2f}", r.q / r.f) : "-", dec / bw,
-               r.chain, r.chain / dec);
+               r.chain, r.chain / dec, r.no_prefetch, dec / r.no_prefetch);
   }
   fmt::print("\nmemory read bandwidth (measured now, {} MiB): {:.2f} GB/s\n", std::max(o.mib * 2, 256), bw);
 }

@@ -10,6 +10,7 @@ namespace bosch::kernels {
 namespace {
 
 const KernelSet* pick_default() {
+  if (const char* p = std::getenv("BOSCH_PREFETCH"); p && *p) set_decode_prefetch(parse_prefetch_setting(p));
   const char* env = std::getenv("BOSCH_KERNELS");
   if (env && *env) {
     select_kernels(env);
@@ -66,11 +67,20 @@ DotBf16x bf16_x_dot() {
   return cpu_bf16 ? s.dot_row_bf16x : nullptr;
 }
 
+void set_decode_prefetch(bool on) { decode_prefetch_bytes = on ? kDecodePrefetchBytes : 0; }
+
+bool parse_prefetch_setting(std::string_view v) {
+  check(v == "0" || v == "1", "BOSCH_PREFETCH: expected 0 (decode without software prefetch) or 1 (with it), found '{}'", v);
+  return v == "1";
+}
+
 std::string kernels_description() {
   const KernelSet& s = active_kernels();
-  return fmt::format("{} ({}){}{}", s.name, s.features,
+  return fmt::format("{} ({}){}{}; decode prefetch {}", s.name, s.features,
                      bf16_x_dot() ? "; BF16 decode: avx512bf16 dots, x rounded to bf16 as llama.cpp" : "",
-                     std::getenv("BOSCH_KERNELS") ? ", forced by BOSCH_KERNELS" : "");
+                     std::getenv("BOSCH_KERNELS") ? ", forced by BOSCH_KERNELS" : "",
+                     decode_prefetch_bytes ? fmt::format("{} bytes ahead", decode_prefetch_bytes)
+                                           : std::string("off (BOSCH_PREFETCH=0)"));
 }
 
 }  // namespace bosch::kernels

@@ -57,6 +57,17 @@ void select_kernels(std::string_view name);
 // AVX512_BF16, else nullptr (then x stays float32, dot_row).
 using DotBf16x = float (*)(const uint8_t* w, const uint16_t* xb, int64_t k);
 DotBf16x bf16_x_dot();
+// Decode's software prefetch: the dot kernels ask for the line this many bytes ahead of the one
+// they read, 0 = none (the hardware prefetcher alone). Hosts differ: on this project's VM one
+// host decoded 1.5-1.8x faster with it (8B Q8_0 0.54 -> 0.98 of the read bandwidth), an earlier
+// one 1-10% slower. BOSCH_PREFETCH=0 turns it off, 1 (the default) on; read with the kernel
+// set, at first use. `bosch bench qdot` prints both on the machine at hand.
+inline constexpr int kDecodePrefetchBytes = 4096;
+inline int decode_prefetch_bytes = kDecodePrefetchBytes;  // read by the kernels on every row
+// Sets it (benches compare both). Not thread-safe against kernels running at the same time.
+void set_decode_prefetch(bool on);
+// BOSCH_PREFETCH's value: "1" on, "0" off, anything else an error naming the variable.
+bool parse_prefetch_setting(std::string_view value);
 // "avx512 (avx512f, avx512bw, ...)": what `bosch info` and the benches print.
 std::string kernels_description();
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "formats/quant.h"
+#include "kernels/dispatch.h"
 #include "kernels/isa.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
@@ -36,15 +37,14 @@ inline float half_at(const uint8_t* p) {
 #endif
 }
 
-// Decode streams each weight byte once from memory. The hardware prefetcher alone left the int8
-// kernels at 0.5-0.65 of the read bandwidth on this project's VM (bench qdot, 256 MiB); asking
-// for the line kPrefetchAhead bytes on, once per 64 bytes consumed, gave 0.85-1.0 (Q4_K 12-14 ->
-// 19-22 GB/s, Q8_0 12-14 -> 20-22; 2048-4096 bytes tested best of 256-8192). Rows are
-// contiguous, so past a row's end it fetches the next row; past the matrix it is a no-op.
-inline constexpr int kPrefetchAhead = 4096;
+// Decode streams each weight byte once from memory. On this project's VM the hardware prefetcher
+// alone left the int8 kernels at 0.5-0.65 of the read bandwidth on one host (bench qdot, 256
+// MiB); asking for the line decode_prefetch_bytes on (dispatch.h), once per 64 bytes consumed,
+// gave 0.85-1.0 (2048-4096 bytes best of 256-8192). Rows are contiguous, so past a row's end it
+// fetches the next row's start; a prefetch past the matrix is a no-op.
 inline void prefetch_ahead(const void* p) {
 #if BOSCH_QDOT_AVX2
-  _mm_prefetch(static_cast<const char*>(p) + kPrefetchAhead, _MM_HINT_T0);
+  if (const int d = decode_prefetch_bytes) _mm_prefetch(static_cast<const char*>(p) + d, _MM_HINT_T0);
 #else
   (void)p;
 #endif

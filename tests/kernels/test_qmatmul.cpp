@@ -185,6 +185,39 @@ TEST(QMatmul, Int8DecodeOnlyForOneRowOfQuantisedWeights) {
   }
 }
 
+// Decode's software prefetch only asks for cache lines: every decode product, int8 x, bf16 x and
+// float x, is bit for bit the same with it on and off; BOSCH_PREFETCH takes 0 or 1 only.
+TEST(QMatmul, DecodePrefetchChangesNoResult) {
+  const int before = kernels::decode_prefetch_bytes;
+  for (DType t : kTypes) {
+    if (t == DType::F32) continue;  // BLAS
+    SCOPED_TRACE(dtype_name(t));
+    const int64_t k = 1024, n = 37;  // rows of 1-4 KiB: the prefetch runs past row and matrix ends
+    const auto bytes = random_matrix(t, n, k, 21);
+    const WeightView w{t, bytes.data(), n, k};
+    const auto x = random_x(static_cast<size_t>(k), 22);
+    std::vector<float> on(static_cast<size_t>(2 * n)), off(on.size());
+    for (bool prefetch : {true, false}) {
+      kernels::set_decode_prefetch(prefetch);
+      EXPECT_EQ(kernels::decode_prefetch_bytes, prefetch ? kernels::kDecodePrefetchBytes : 0);
+      float* y = prefetch ? on.data() : off.data();
+      matmul_nt(x.data(), w, y, 1);  // float x
+      Int8Decode scope;
+      matmul_nt(x.data(), w, y + n, 1);  // decode's x: int8, bf16 or float by type
+    }
+    for (size_t i = 0; i < on.size(); ++i) ASSERT_EQ(on[i], off[i]) << i;
+  }
+  kernels::decode_prefetch_bytes = before;
+  EXPECT_TRUE(kernels::parse_prefetch_setting("1"));
+  EXPECT_FALSE(kernels::parse_prefetch_setting("0"));
+  try {
+    kernels::parse_prefetch_setting("yes");
+    FAIL() << "BOSCH_PREFETCH=yes accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("BOSCH_PREFETCH"), std::string::npos) << e.what();
+  }
+}
+
 // F32 weights take the float BLAS path unchanged: bit-identical results.
 TEST(QMatmul, F32ViewIsTheFloatMatmul) {
   const int64_t k = 96, n = 40;
