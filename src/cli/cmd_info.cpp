@@ -48,7 +48,9 @@ void run_info(const InfoOptions& o) {
   fmt::print("qk norm      {}\n", c.qk_norm ? "yes" : "no");
   fmt::print("embeddings   {}\n", c.tied_embeddings ? "tied" : "untied");
   fmt::print("compute      float32 activations; one-token decode on quantised weights: x in 8 bits, integer dots\n"
-             "kernels      {}\n", kernels::kernels_description());
+             "kernels      {}\n"
+             "sgemm        OpenBLAS, {} kernels{}\n", kernels::kernels_description(), kernels::blas_core_name(),
+             std::getenv("OPENBLAS_CORETYPE") ? " (OPENBLAS_CORETYPE)" : "");
   const Model::WeightSummary ws = m->weight_summary();
   std::string mix;
   for (const auto& [type, cb] : ws.types)

@@ -1,11 +1,60 @@
 #include "kernels/dispatch.h"
 
+#include <cblas.h>
+#include <strings.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "util/error.h"
 
 namespace bosch::kernels {
+
+namespace {
+
+// OpenBLAS picks its kernels once, as it loads, from the CPU models it knows. Bookworm's 0.3.21
+// does not know this project's current host (Xeon, family 6 model 207, AVX-512) and falls back
+// to its SSE3 "Prescott" kernels: sgemm 34 GFLOP/s on 2 cores against 171 with its SkylakeX ones,
+// so prefill and every search evaluation ran 5x slower. Where OpenBLAS chose a pre-AVX2 core on
+// a CPU with AVX2 and FMA, and OPENBLAS_CORETYPE is unset, the process sets it (SkylakeX where
+// the CPU has x86-64-v4's AVX-512, else Haswell) and starts again: OpenBLAS cannot choose twice
+// in one process. Runs before main (and before MPI starts), in every binary that links this file.
+bool blas_core_is_pre_avx2(const char* core) {
+  for (const char* old : {"prescott", "core2", "penryn", "dunnington", "nehalem", "sandybridge", "atom", "katmai",
+                          "coppermine", "northwood", "banias", "opteron", "opteron_sse3", "barcelona", "nano",
+                          "bobcat", "bulldozer", "piledriver", "steamroller"})
+    if (core && strcasecmp(core, old) == 0) return true;
+  return false;
+}
+
+__attribute__((constructor)) void restart_with_a_known_blas_core() {
+  if (std::getenv("OPENBLAS_CORETYPE") || !blas_core_is_pre_avx2(openblas_get_corename())) return;
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return;
+  const bool v4 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+                  __builtin_cpu_supports("avx512cd");
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (cmdline.empty()) return;
+  std::vector<char*> argv;
+  for (size_t at = 0; at < cmdline.size(); at = cmdline.find('\0', at) + 1)
+    argv.push_back(const_cast<char*>(cmdline.c_str() + at));
+  argv.push_back(nullptr);
+  setenv("OPENBLAS_CORETYPE", v4 ? "SkylakeX" : "Haswell", 1);
+  execv("/proc/self/exe", argv.data());
+  unsetenv("OPENBLAS_CORETYPE");  // exec failed: go on with the kernels OpenBLAS chose
+}
+
+}  // namespace
+
+const char* blas_core_name() { return openblas_get_corename(); }
 
 namespace {
 

@@ -68,6 +68,9 @@ inline int decode_prefetch_bytes = kDecodePrefetchBytes;  // read by the kernels
 void set_decode_prefetch(bool on);
 // BOSCH_PREFETCH's value: "1" on, "0" off, anything else an error naming the variable.
 bool parse_prefetch_setting(std::string_view value);
+// The kernel set OpenBLAS runs ("SkylakeX", "Haswell", ...). Where it chose a pre-AVX2 set on a
+// CPU it does not know, dispatch.cpp restarts the process with OPENBLAS_CORETYPE set.
+const char* blas_core_name();
 // "avx512 (avx512f, avx512bw, ...)": what `bosch info` and the benches print.
 std::string kernels_description();
 
