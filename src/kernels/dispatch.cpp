@@ -44,8 +44,12 @@ __attribute__((constructor)) void restart_with_a_known_blas_core() {
   const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (cmdline.empty()) return;
   std::vector<char*> argv;
-  for (size_t at = 0; at < cmdline.size(); at = cmdline.find('\0', at) + 1)
+  for (size_t at = 0; at < cmdline.size();) {  // NUL-separated; c_str() ends the last one
     argv.push_back(const_cast<char*>(cmdline.c_str() + at));
+    const size_t end = cmdline.find('\0', at);
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
   argv.push_back(nullptr);
   setenv("OPENBLAS_CORETYPE", v4 ? "SkylakeX" : "Haswell", 1);
   execv("/proc/self/exe", argv.data());
