@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -35,11 +34,8 @@ bool blas_core_is_pre_avx2(const char* core) {
 
 __attribute__((constructor)) void restart_with_a_known_blas_core() {
   if (std::getenv("OPENBLAS_CORETYPE") || !blas_core_is_pre_avx2(openblas_get_corename())) return;
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return;
-  const bool v4 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                  __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-                  __builtin_cpu_supports("avx512cd");
+  if (!cpu_runs(avx2_kernel_set())) return;  // the kernel sets are constinit: usable before main
+  const bool v4 = cpu_runs(avx512_kernel_set());
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (cmdline.empty()) return;
@@ -56,12 +52,6 @@ __attribute__((constructor)) void restart_with_a_known_blas_core() {
   unsetenv("OPENBLAS_CORETYPE");  // exec failed: go on with the kernels OpenBLAS chose
 }
 
-}  // namespace
-
-const char* blas_core_name() { return openblas_get_corename(); }
-
-namespace {
-
 const KernelSet* pick_default() {
   if (const char* p = std::getenv("BOSCH_PREFETCH"); p && *p) set_decode_prefetch(parse_prefetch_setting(p));
   const char* env = std::getenv("BOSCH_KERNELS");
@@ -75,6 +65,8 @@ const KernelSet* pick_default() {
 std::atomic<const KernelSet*> g_active{nullptr};
 
 }  // namespace
+
+const char* blas_core_name() { return openblas_get_corename(); }
 
 bool cpu_runs(const KernelSet& s) {
   __builtin_cpu_init();

@@ -246,9 +246,9 @@ inline float dot_plain(DType t, const uint8_t* p, const float* x, int64_t k) {
 #endif
 #if BOSCH_QDOT_AVX2
   __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-  const int64_t line_every = t == DType::F32 ? 16 : 32;  // elements per 64 bytes
+  const int64_t elem_bytes = t == DType::F32 ? 4 : 2;
   for (; i + 16 <= k; i += 16) {
-    if (i % line_every == 0) prefetch_ahead(p + i * (t == DType::F32 ? 4 : 2));
+    if (i * elem_bytes % 64 == 0) prefetch_ahead(p + i * elem_bytes);  // once per line
     __m256 w0, w1;
     if (t == DType::F32) {
       w0 = _mm256_loadu_ps(reinterpret_cast<const float*>(p) + i);

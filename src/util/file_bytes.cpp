@@ -22,7 +22,6 @@
 
 namespace bosch {
 
-
 FileHold weights_file_hold() {
   if (const char* e = std::getenv("BOSCH_MMAP"); e && *e) {
     const std::string_view v(e);
