@@ -21,6 +21,19 @@ namespace bosch::kernels {
 
 struct AttentionLayout;  // kernels/attention_layout.h
 
+// A prefill product on weights in their stored type: y[m, ldy] (+)= x[m, k] * W^T, W's rows
+// packed back to back from w (qmatmul.cpp).
+struct GemmArgs {
+  DType type;
+  const uint8_t* w;
+  int64_t k;
+  const float* x;
+  int64_t m;
+  float* y;
+  int64_t ldy;
+  bool accumulate;
+};
+
 // One function-pointer table per instruction set; one entry per dispatched kernel family.
 struct KernelSet {
   const char* name = "";      // "avx2", "avx512"
@@ -36,6 +49,9 @@ struct KernelSet {
   float (*dot_row_bf16x)(const uint8_t* w, const uint16_t* xb, int64_t k) = nullptr;
   // dequant.cpp: whole blocks to float32 (prefill tiles), dequant_blocks' values
   void (*dequant)(DType, const uint8_t*, float*, size_t nblocks) = nullptr;
+  // gemm_kernels.h: rows [r_begin, r_end) of a prefill product (null in a build without AVX2:
+  // sgemm on dequantised tiles instead)
+  void (*gemm_rows)(const GemmArgs&, int64_t r_begin, int64_t r_end) = nullptr;
   // ops.cpp: elementwise kernels
   void (*rmsnorm_row)(const float* x, const float* weight, float* out, int dim, float eps) = nullptr;
   void (*swiglu)(const float* gate, const float* up, float* out, int64_t n) = nullptr;

@@ -4,6 +4,7 @@
 #include "kernels/attention_kernels.h"
 #include "kernels/dequant_kernels.h"
 #include "kernels/dispatch.h"
+#include "kernels/gemm_kernels.h"
 #include "kernels/ops_kernels.h"
 #include "kernels/qdot_int8_kernels.h"
 #include "kernels/qdot_kernels.h"
@@ -22,6 +23,9 @@ constexpr KernelSet make_kernel_set(const char* name, const char* features) {
   s.dot_row = &dot_row_kernel;
   s.dot_row_q8 = &dot_row_q8_kernel;
   s.dequant = &dequant_kernel;
+#if BOSCH_QDOT_AVX2
+  s.gemm_rows = &gemm_rows_kernel;
+#endif
   s.rmsnorm_row = &rmsnorm_row;
   s.swiglu = &swiglu_kernel;
   s.max_of = &max_of;

@@ -117,8 +117,13 @@ void matmul_nt(const float* x, const WeightView& w, float* y, int m, bool accumu
     const Product p{w, y};
     return one_row_products(x, &p, 1, accumulate);
   }
-  // Each thread dequantises its own rows a tile at a time into its own buffer and multiplies
-  // them at once (BLAS single-threaded): no barrier between dequantisation and sgemm.
+  if (const auto gemm_rows = kernels::active_kernels().gemm_rows) {  // gemm_kernels.h
+    const kernels::GemmArgs args{w.type, w.row(0), w.cols, x, m, y, w.rows, accumulate};
+    kernels::split_rows(n, [&](int64_t r_begin, int64_t r_end) { gemm_rows(args, r_begin, r_end); });
+    return;
+  }
+  // Without AVX2 each thread dequantises its own rows a tile at a time into its own buffer and
+  // multiplies them at once (BLAS single-threaded): no barrier between dequantisation and sgemm.
   const size_t blocks_per_row = static_cast<size_t>(k) / dtype_block(w.type);
   kernels::split_rows(n, [&](int64_t r_begin, int64_t r_end) {
     const int64_t tile = std::min<int64_t>(r_end - r_begin, qmatmul_tile_rows(k));

@@ -22,8 +22,8 @@ struct WeightView {
 // y[m, rows] = x[m, cols] * W^T (+ y if accumulate). F32 weights go straight to BLAS (the float
 // matmul_nt of ops.h); other types: one row of x takes dot products on the packed blocks
 // (qdot.h; with quantised weights inside an Int8Decode: x quantised to 8 bits once, integer
-// dots, qdot_int8.h), more rows (prefill) dequantise tiles of weight rows into a per-thread
-// buffer (kernels/dequant.h) and multiply each tile with sgemm.
+// dots, qdot_int8.h), more rows (prefill) take the packed-panel product of gemm_kernels.h
+// (a build without AVX2: tiles of weight rows dequantised into a per-thread buffer, then sgemm).
 void matmul_nt(const float* x, const WeightView& w, float* y, int m, bool accumulate = false);
 
 // Several products of one x[m, cols] (q, k and v; gate and up): y_i = x * W_i^T, each as
@@ -59,7 +59,7 @@ class Int8Decode {
 void matmul_nt_reference(const float* x, const WeightView& w, float* y, int m);
 // out[cols] = row r of W as float32 (embedding lookup on a quantised token_embd).
 void get_row(const WeightView& w, int64_t r, float* out);
-// Rows per dequantised prefill tile for rows of `cols` elements (tests use it to cross tiles).
+// Rows per dequantised prefill tile in a build without AVX2, for rows of `cols` elements.
 int64_t qmatmul_tile_rows(int64_t cols);
 
 }  // namespace bosch

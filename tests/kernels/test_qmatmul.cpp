@@ -18,6 +18,7 @@
 #include "kernels/qdot.h"
 #include "kernels/qdot_int8.h"
 #include "kernels/qmatmul.h"
+#include "use_kernel_set.h"
 #include "util/error.h"
 #include "util/parallel.h"
 
@@ -121,6 +122,49 @@ TEST(QMatmul, DecodeAndTiledPrefillEqualReference) {
       for (int i = 0; i < m; ++i)  // the last rows (second tile) too
         ASSERT_NEAR(got[static_cast<size_t>(i * n + n - 1)], want[static_cast<size_t>(i * n + n - 1)],
                     1e-6 * abs_dot(w, n - 1, x.data() + i * k) + 1e-7);
+    }
+  }
+}
+
+// The prefill product (gemm_kernels.h) under every kernel set this CPU runs, against the double
+// reference on every output: rows across a partial panel and a 4-panel block (165), columns
+// across 256-column blocks with a tail no vector covers (F16/BF16: 1000), tokens across the
+// micro-kernel's groups (12 with AVX-512, 6 with AVX2), with and without accumulate. Each
+// output is one FMA chain over k: the same bits for any m and any thread count.
+TEST(QMatmul, PrefillProductEqualsReferenceForEveryTypeAndSet) {
+  const int threads = num_threads();
+  for (const kernels::KernelSet* s : kernels::compiled_kernel_sets()) {
+    if (!kernels::cpu_runs(*s)) {
+      std::printf("SKIPPED kernel set %s: this CPU lacks %s\n", s->name, s->features);
+      continue;
+    }
+    tests::UseSet use(*s);
+    for (DType t : kTypes) {
+      if (t == DType::F32) continue;  // BLAS
+      SCOPED_TRACE(std::string(s->name) + " " + dtype_name(t));
+      const int64_t k = dtype_block(t) == 1 ? 1000 : dtype_block(t) == 32 ? 544 : 768, n = 165;
+      const auto bytes = random_matrix(t, n, k, 31);
+      const WeightView w{t, bytes.data(), n, k};
+      const int m = 25;
+      const auto x = random_x(static_cast<size_t>(m * k), 32);
+      std::vector<float> want(static_cast<size_t>(m * n)), got(want.size()), acc(want.size(), 0.5f);
+      matmul_nt_reference(x.data(), w, want.data(), m);
+      matmul_nt(x.data(), w, got.data(), m);
+      matmul_nt(x.data(), w, acc.data(), m, /*accumulate=*/true);
+      for (int i = 0; i < m; ++i)
+        for (int64_t r = 0; r < n; ++r) {
+          const size_t j = static_cast<size_t>(i * n + r);
+          const double tol = 1e-6 * abs_dot(w, r, x.data() + i * k) + 1e-7;
+          ASSERT_NEAR(got[j], want[j], tol) << "token " << i << " row " << r;
+          ASSERT_NEAR(acc[j], want[j] + 0.5, tol + 1e-7) << "token " << i << " row " << r;
+        }
+      std::vector<float> two(static_cast<size_t>(2 * n)), one_thread(got.size());
+      matmul_nt(x.data() + 7 * k, w, two.data(), 2);  // tokens 7 and 8 alone
+      ASSERT_EQ(std::memcmp(two.data(), got.data() + 7 * n, two.size() * 4), 0);
+      set_num_threads(1);
+      matmul_nt(x.data(), w, one_thread.data(), m);
+      set_num_threads(threads);
+      ASSERT_EQ(std::memcmp(one_thread.data(), got.data(), got.size() * 4), 0);
     }
   }
 }
