@@ -6,13 +6,14 @@
 // 2 x 6) broadcasts x straight from its rows. x is never copied, whatever m, and no dequantised
 // weight tile goes past L2: the sgemm-on-dequantised-tiles path it replaced wrote 4 MiB tiles
 // that OpenBLAS then packed again, and re-packed x on every call (8B Q8_0 prefill at 128 tokens
-// ran at 0.49-0.69 of the sgemm peak on a 2-core Xeon). Each output is one float FMA chain over
-// k in column order, so its bits depend on neither m nor the thread count.
+// ran at 0.49-0.69 of the sgemm peak on a 2-core Xeon). Each output is an FMA chain per
+// 256-column block, the blocks added into y in column order: its bits depend on neither m (>= 2)
+// nor the thread count.
 #pragma once
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <utility>
-#include <vector>
 
 #include "kernels/dequant_kernels.h"
 
@@ -118,7 +119,7 @@ void gemm_micro(const float* panel, int64_t kb, const float* x, int64_t ldx, flo
 #pragma GCC unroll 16
   for (int t = 0; t < NT; ++t) {
     gemm_store(y + t * ldy, c0[t], rows, add);
-    gemm_store(y + t * ldy + kGemmLanes, c1[t], rows - kGemmLanes, add);
+    if (rows > kGemmLanes) gemm_store(y + t * ldy + kGemmLanes, c1[t], rows - kGemmLanes, add);
   }
 }
 
@@ -140,7 +141,7 @@ inline void gemm_pack(DType type, const uint8_t* w, size_t row_bytes, int64_t k0
     if (r < rows)
       dequant_kernel(type, w + r * row_bytes + offset, dst, blocks);
     else
-      std::fill(dst, dst + kb, 0.0f);
+      for (int64_t l = 0; l < kb; ++l) dst[l] = 0.0f;
   }
   int64_t l = 0;
   for (; l + kGemmLanes <= kb; l += kGemmLanes)
@@ -151,13 +152,21 @@ inline void gemm_pack(DType type, const uint8_t* w, size_t row_bytes, int64_t k0
 }
 
 // Rows [r_begin, r_end) of y[m, ldy] (+)= x[m, k] * W^T: one thread's share (dispatch.h).
+constexpr size_t kPanelFloats = kGemmPanelRows * kGemmKBlock;
+// One thread's dequantised rows and their panels. (Allocated plainly, like attention's Scratch:
+// a std::vector's out-of-line members in an unoptimised build could reach baseline code in
+// their AVX-512 copy.)
+struct alignas(64) GemmBuffer {
+  float tmp[kPanelFloats];
+  float panels[kGemmPanels * kPanelFloats];
+};
+
 inline void gemm_rows_kernel(const GemmArgs& a, int64_t r_begin, int64_t r_end) {
   constexpr int64_t kBlockRows = kGemmPanels * kGemmPanelRows;
-  constexpr size_t kPanelFloats = kGemmPanelRows * kGemmKBlock;
-  thread_local std::vector<float> buf;  // tmp + kGemmPanels panels, 64-byte aligned
-  buf.resize(kPanelFloats * (kGemmPanels + 1) + 16);
-  float* const tmp = buf.data() + (16 - reinterpret_cast<uintptr_t>(buf.data()) / 4 % 16) % 16;
-  float* const panels = tmp + kPanelFloats;
+  thread_local std::unique_ptr<GemmBuffer> buf;
+  if (!buf) buf.reset(new GemmBuffer);
+  float* const tmp = buf->tmp;
+  float* const panels = buf->panels;
   const size_t row_bytes = dtype_bytes(a.type, static_cast<size_t>(a.k));
   for (int64_t p0 = r_begin; p0 < r_end; p0 += kBlockRows) {
     const int64_t block_rows = std::min(kBlockRows, r_end - p0);

@@ -113,6 +113,10 @@ void matmul_nt(const float* x, const WeightView& w, float* y, int m, bool accumu
   const int n = static_cast<int>(w.rows), k = static_cast<int>(w.cols);
   if (w.type == DType::F32) return matmul_nt(x, static_cast<const float*>(w.data), y, m, n, k, accumulate);
   if (m == 0 || n == 0) return;
+  if (k == 0) {  // empty sums
+    if (!accumulate) std::fill(y, y + int64_t{m} * n, 0.0f);
+    return;
+  }
   if (m == 1) {  // one row: every weight byte read once, straight from the packed blocks
     const Product p{w, y};
     return one_row_products(x, &p, 1, accumulate);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -128,9 +129,10 @@ TEST(QMatmul, DecodeAndTiledPrefillEqualReference) {
 
 // The prefill product (gemm_kernels.h) under every kernel set this CPU runs, against the double
 // reference on every output: rows across a partial panel and a 4-panel block (165), columns
-// across 256-column blocks with a tail no vector covers (F16/BF16: 1000), tokens across the
-// micro-kernel's groups (12 with AVX-512, 6 with AVX2), with and without accumulate. Each
-// output is one FMA chain over k: the same bits for any m and any thread count.
+// across 256-column blocks with tails no vector covers (F16/BF16: 1001 and 5), tokens across
+// the micro-kernel's groups (12 with AVX-512, 6 with AVX2), with and without accumulate (y
+// starts as NaN without it: nothing may be read from it). The same bits for any m >= 2 and any
+// thread count: each output's sum runs over k in the same order.
 TEST(QMatmul, PrefillProductEqualsReferenceForEveryTypeAndSet) {
   const int threads = num_threads();
   for (const kernels::KernelSet* s : kernels::compiled_kernel_sets()) {
@@ -141,30 +143,35 @@ TEST(QMatmul, PrefillProductEqualsReferenceForEveryTypeAndSet) {
     tests::UseSet use(*s);
     for (DType t : kTypes) {
       if (t == DType::F32) continue;  // BLAS
-      SCOPED_TRACE(std::string(s->name) + " " + dtype_name(t));
-      const int64_t k = dtype_block(t) == 1 ? 1000 : dtype_block(t) == 32 ? 544 : 768, n = 165;
-      const auto bytes = random_matrix(t, n, k, 31);
-      const WeightView w{t, bytes.data(), n, k};
-      const int m = 25;
-      const auto x = random_x(static_cast<size_t>(m * k), 32);
-      std::vector<float> want(static_cast<size_t>(m * n)), got(want.size()), acc(want.size(), 0.5f);
-      matmul_nt_reference(x.data(), w, want.data(), m);
-      matmul_nt(x.data(), w, got.data(), m);
-      matmul_nt(x.data(), w, acc.data(), m, /*accumulate=*/true);
-      for (int i = 0; i < m; ++i)
-        for (int64_t r = 0; r < n; ++r) {
-          const size_t j = static_cast<size_t>(i * n + r);
-          const double tol = 1e-6 * abs_dot(w, r, x.data() + i * k) + 1e-7;
-          ASSERT_NEAR(got[j], want[j], tol) << "token " << i << " row " << r;
-          ASSERT_NEAR(acc[j], want[j] + 0.5, tol + 1e-7) << "token " << i << " row " << r;
-        }
-      std::vector<float> two(static_cast<size_t>(2 * n)), one_thread(got.size());
-      matmul_nt(x.data() + 7 * k, w, two.data(), 2);  // tokens 7 and 8 alone
-      ASSERT_EQ(std::memcmp(two.data(), got.data() + 7 * n, two.size() * 4), 0);
-      set_num_threads(1);
-      matmul_nt(x.data(), w, one_thread.data(), m);
-      set_num_threads(threads);
-      ASSERT_EQ(std::memcmp(one_thread.data(), got.data(), got.size() * 4), 0);
+      for (int64_t k : dtype_block(t) == 1 ? std::vector<int64_t>{1001, 5}
+                       : dtype_block(t) == 32 ? std::vector<int64_t>{544}
+                                               : std::vector<int64_t>{768}) {
+        SCOPED_TRACE(std::string(s->name) + " " + dtype_name(t) + " k=" + std::to_string(k));
+        const int64_t n = 165;
+        const auto bytes = random_matrix(t, n, k, 31);
+        const WeightView w{t, bytes.data(), n, k};
+        const int m = 25;
+        const auto x = random_x(static_cast<size_t>(m * k), 32);
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        std::vector<float> want(static_cast<size_t>(m * n)), got(want.size(), nan), acc(want.size(), 0.5f);
+        matmul_nt_reference(x.data(), w, want.data(), m);
+        matmul_nt(x.data(), w, got.data(), m);
+        matmul_nt(x.data(), w, acc.data(), m, /*accumulate=*/true);
+        for (int i = 0; i < m; ++i)
+          for (int64_t r = 0; r < n; ++r) {
+            const size_t j = static_cast<size_t>(i * n + r);
+            const double tol = 1e-6 * abs_dot(w, r, x.data() + i * k) + 1e-7;
+            ASSERT_NEAR(got[j], want[j], tol) << "token " << i << " row " << r;
+            ASSERT_NEAR(acc[j], want[j] + 0.5, tol + 1e-7) << "token " << i << " row " << r;
+          }
+        std::vector<float> two(static_cast<size_t>(2 * n), nan), one_thread(got.size(), nan);
+        matmul_nt(x.data() + 7 * k, w, two.data(), 2);  // tokens 7 and 8 alone
+        ASSERT_EQ(std::memcmp(two.data(), got.data() + 7 * n, two.size() * 4), 0);
+        set_num_threads(1);
+        matmul_nt(x.data(), w, one_thread.data(), m);
+        set_num_threads(threads);
+        ASSERT_EQ(std::memcmp(one_thread.data(), got.data(), got.size() * 4), 0);
+      }
     }
   }
 }
