@@ -139,6 +139,11 @@ std::unique_ptr<Model> load_gguf(const std::string& path, FileHold hold) {
   mw.tok_embd = g.matrix("token_embd.weight", V, d);
   w.out_norm = g.get("output_norm.weight", {d});
   if (!c.tied_embeddings) mw.lm_head = g.matrix("output.weight", V, d);
+  // The last layer's first tensor, before the per-layer tables are sized: a block_count the file
+  // does not hold (up to 2^24 passes validate) is an error, not gigabytes of empty layers.
+  const std::string last = "blk." + std::to_string(c.n_layers - 1) + ".attn_norm.weight";
+  check(f.find_tensor(last) != nullptr, "{}: {} is {}, but the file has no tensor {}", path, g.key("block_count"),
+        c.n_layers, last);
   w.layers.resize(c.n_layers);
   mw.layers.resize(c.n_layers);
   for (int l = 0; l < c.n_layers; ++l) {
@@ -297,6 +302,8 @@ std::unique_ptr<Model> load_hf(const std::string& dir, FileHold hold) {
   mw.tok_embd = matrix("model.embed_tokens.weight", V, d);
   w.out_norm = get("model.norm.weight", {d});
   if (!c.tied_embeddings) mw.lm_head = matrix("lm_head.weight", V, d);
+  const std::string last = "model.layers." + std::to_string(c.n_layers - 1) + ".input_layernorm.weight";
+  check(m.has_tensor(last), "{}: num_hidden_layers is {}, but the weights have no tensor {}", file, c.n_layers, last);
   w.layers.resize(c.n_layers);
   mw.layers.resize(c.n_layers);
   for (int l = 0; l < c.n_layers; ++l) {

@@ -73,3 +73,31 @@ TEST(MalformedConfig, GgufDimensionsDoNotWrap) {
   EXPECT_NE(e.find("metadata 'llama.context_length' is 1099511627776, expected an integer in [0, 2147483647]"), std::string::npos) << e;
   fs::remove(path);
 }
+
+// A layer count the weights do not hold (fuzz_config found 4294967 layers: 1.9 GB of empty
+// per-layer tables before the first missing tensor) is an error naming the field and the tensor.
+TEST(MalformedConfig, LayerCountBeyondTheWeightsIsAnError) {
+  std::string cfg = read_file((kTiny / "config.json").string());
+  const std::string two = "\"num_hidden_layers\": 2";
+  ASSERT_NE(cfg.find(two), std::string::npos);
+  cfg.replace(cfg.find(two), two.size(), "\"num_hidden_layers\": 4294967");
+  std::string e = load_with_config(cfg);
+  EXPECT_NE(e.find("config.json: num_hidden_layers is 4294967, but the weights have no tensor "
+                   "model.layers.4294966.input_layernorm.weight"), std::string::npos) << e;
+
+  const std::string path = std::string(BOSCH_BINARY_DIR) + "/malformed_layers.gguf";
+  std::map<std::string, GGUFValue> meta;
+  meta["general.architecture"] = gguf_string("llama");
+  meta["llama.block_count"] = gguf_int(4294967);
+  meta["llama.embedding_length"] = gguf_int(8);
+  meta["llama.attention.head_count"] = gguf_int(2);
+  meta["llama.feed_forward_length"] = gguf_int(16);
+  const std::vector<float> emb(8 * 16, 0.5f), norm(8, 1.0f);
+  auto bytes = [](const std::vector<float>& v) { return encode_f32(DType::F32, v.data(), v.size()); };
+  write_gguf(path, meta, {{"token_embd.weight", {16, 8}, DType::F32, bytes(emb)},
+                          {"output_norm.weight", {8}, DType::F32, bytes(norm)}});
+  e = error_of([&] { Model::load(path); });
+  EXPECT_NE(e.find("malformed_layers.gguf: llama.block_count is 4294967, but the file has no tensor "
+                   "blk.4294966.attn_norm.weight"), std::string::npos) << e;
+  fs::remove(path);
+}
