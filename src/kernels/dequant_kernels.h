@@ -59,7 +59,6 @@ inline __m256i load32u(const uint8_t* p) { return _mm256_loadu_si256(reinterpret
 
 inline void dequant_q8_0_simd(const uint8_t* p, float* y, size_t nb) {
   for (size_t b = 0; b < nb; ++b, p += kQ8_0Bytes, y += kQK) {
-    if (b % 2 == 0) prefetch_ahead(p);  // 68 bytes per two blocks: about one line
     const float d = half_at(p);
     put16<true, false>(y, load16(p + 2), d);
     put16<true, false>(y + 16, load16(p + 18), d);

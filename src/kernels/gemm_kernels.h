@@ -151,7 +151,6 @@ inline void gemm_pack(DType type, const uint8_t* w, size_t row_bytes, int64_t k0
     for (int r = 0; r < kGemmPanelRows; ++r) panel[l * kGemmPanelRows + r] = tmp[r * kb + l];
 }
 
-// Rows [r_begin, r_end) of y[m, ldy] (+)= x[m, k] * W^T: one thread's share (dispatch.h).
 constexpr size_t kPanelFloats = kGemmPanelRows * kGemmKBlock;
 // One thread's dequantised rows and their panels. (Allocated plainly, like attention's Scratch:
 // a std::vector's out-of-line members in an unoptimised build could reach baseline code in
@@ -161,6 +160,7 @@ struct alignas(64) GemmBuffer {
   float panels[kGemmPanels * kPanelFloats];
 };
 
+// Rows [r_begin, r_end) of y[m, ldy] (+)= x[m, k] * W^T: one thread's share (dispatch.h).
 inline void gemm_rows_kernel(const GemmArgs& a, int64_t r_begin, int64_t r_end) {
   constexpr int64_t kBlockRows = kGemmPanels * kGemmPanelRows;
   thread_local std::unique_ptr<GemmBuffer> buf;
@@ -171,21 +171,19 @@ inline void gemm_rows_kernel(const GemmArgs& a, int64_t r_begin, int64_t r_end) 
   for (int64_t p0 = r_begin; p0 < r_end; p0 += kBlockRows) {
     const int64_t block_rows = std::min(kBlockRows, r_end - p0);
     const int np = static_cast<int>((block_rows + kGemmPanelRows - 1) / kGemmPanelRows);
+    auto first_row = [&](int p) { return p0 + p * kGemmPanelRows; };
+    auto rows_of = [&](int p) { return static_cast<int>(std::min<int64_t>(kGemmPanelRows, r_end - first_row(p))); };
     for (int64_t k0 = 0; k0 < a.k; k0 += kGemmKBlock) {
       const int64_t kb = std::min(kGemmKBlock, a.k - k0);
-      for (int p = 0; p < np; ++p) {
-        const int64_t r0 = p0 + p * kGemmPanelRows;
-        gemm_pack(a.type, a.w + r0 * row_bytes, row_bytes, k0, kb,
-                  static_cast<int>(std::min<int64_t>(kGemmPanelRows, r_end - r0)), tmp, panels + p * kPanelFloats);
-      }
+      for (int p = 0; p < np; ++p)
+        gemm_pack(a.type, a.w + first_row(p) * row_bytes, row_bytes, k0, kb, rows_of(p), tmp,
+                  panels + p * kPanelFloats);
       const bool add = a.accumulate || k0 > 0;
       for (int64_t t0 = 0; t0 < a.m; t0 += kGemmTokens) {
         const GemmMicro micro = kGemmMicro[static_cast<size_t>(std::min<int64_t>(kGemmTokens, a.m - t0) - 1)];
-        for (int p = 0; p < np; ++p) {
-          const int64_t r0 = p0 + p * kGemmPanelRows;
-          micro(panels + p * kPanelFloats, kb, a.x + t0 * a.k + k0, a.k, a.y + t0 * a.ldy + r0, a.ldy,
-                static_cast<int>(std::min<int64_t>(kGemmPanelRows, r_end - r0)), add);
-        }
+        for (int p = 0; p < np; ++p)
+          micro(panels + p * kPanelFloats, kb, a.x + t0 * a.k + k0, a.k, a.y + t0 * a.ldy + first_row(p), a.ldy,
+                rows_of(p), add);
       }
     }
   }
