@@ -9,6 +9,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -21,6 +22,7 @@ namespace bosch {
 namespace {
 
 thread_local bool in_worker = false;
+thread_local bool denormals_set = false;  // flush_denormals ran on this thread
 std::atomic<int> spinning_scopes{0};  // SpinningPool instances alive
 
 inline void cpu_relax() {
@@ -134,6 +136,7 @@ class Pool {
 
   void loop(int idx) {
     in_worker = true;
+    flush_denormals();
     uint64_t seen = 0;
     auto ready = [&] { return stop_.load() || generation_.load() != seen; };
     for (;;) {
@@ -196,7 +199,21 @@ void set_num_threads(int n) { g_threads = std::max(1, n); }
 SpinningPool::SpinningPool() { spinning_scopes.fetch_add(1, std::memory_order_relaxed); }
 SpinningPool::~SpinningPool() { spinning_scopes.fetch_sub(1, std::memory_order_relaxed); }
 
+void flush_denormals() {
+  if (denormals_set) return;
+  denormals_set = true;
+  static const bool keep = [] {
+    const char* e = std::getenv("BOSCH_KEEP_DENORMALS");
+    return e != nullptr && std::string(e) == "1";
+  }();
+  if (keep) return;
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_setcsr(_mm_getcsr() | 0x8040);  // FTZ (bit 15) | DAZ (bit 6)
+#endif
+}
+
 void parallel_for(size_t n, const std::function<void(size_t, size_t)>& fn, size_t grain) {
+  flush_denormals();
   if (n == 0) return;
   grain = std::max<size_t>(grain, 1);
   size_t max_chunks = (n + grain - 1) / grain;

@@ -67,3 +67,31 @@ TEST(Parallel, AnExceptionInAChunkReachesTheCallerAndThePoolGoesOn) {
   }
   bosch::set_num_threads(saved);
 }
+
+// Every thread that computes flushes subnormals to zero (util/parallel.h): a subnormal times 1
+// is 0 and a product below FLT_MIN is 0 on the caller and on every worker, and each thread
+// reports the same MXCSR bits. (Without flush_denormals, both give subnormals: 1e-40 and
+// 1e-20 * 1e-20 are representable as such.)
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+TEST(Parallel, EveryComputingThreadFlushesSubnormalsToZero) {
+  const int saved = bosch::num_threads();
+  bosch::set_num_threads(3);
+  std::vector<float> times_one(3, -1), product(3, -1);
+  std::vector<unsigned> csr(3, 0);
+  volatile float tiny = 1e-40f, small = 1e-20f;  // volatile: computed at run time, per thread
+  bosch::parallel_for(3, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) {
+      times_one[i] = tiny * 1.0f;
+      product[i] = small * small;
+      csr[i] = _mm_getcsr() & 0x8040u;
+    }
+  });
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(times_one[i], 0.0f) << "chunk " << i;
+    EXPECT_EQ(product[i], 0.0f) << "chunk " << i;
+    EXPECT_EQ(csr[i], 0x8040u) << "chunk " << i;
+  }
+  bosch::set_num_threads(saved);
+}
+#endif
