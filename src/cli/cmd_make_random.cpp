@@ -1,24 +1,46 @@
 // `bosch make-random`: a random-weight model with the real shapes of a known model, so speed
-// can be measured at realistic size without downloading weights.
+// can be measured at realistic size without downloading weights. Shape options override the
+// --like shape (a narrow testbed's cost is measured before anyone builds its circuit).
 #include <fmt/format.h>
 
 #include "cli/command.h"
 #include "model/model_writer.h"
 #include "util/error.h"
+#include "util/file_bytes.h"
 
 namespace bosch::cli {
 namespace {
 
 struct MakeRandomOptions {
   std::string arch = "qwen3", like = "0.6b", out, format = "hf", dtype = "bf16";
-  int layers = 0;
+  int layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0;  // 0: as --like
   uint64_t seed = 1;
 };
 
+// Float32 weights random_weights holds in memory for --format hf (every expert of a MoE).
+double float_weight_bytes(const ModelConfig& c) {
+  const double d = c.d_model, attn = d * c.head_dim * 2.0 * (c.n_heads + c.n_kv_heads);
+  const double ffn = c.is_moe() ? d * c.n_expert * (1.0 + 3.0 * c.d_ff_expert) : 3.0 * d * c.d_ff;
+  return 4.0 * (c.n_layers * (attn + ffn) + (c.tied_embeddings ? 1.0 : 2.0) * c.vocab_size * d);
+}
+
 void run(const MakeRandomOptions& o) {
   ModelConfig c = config_like(o.arch, o.like);
-  if (o.layers > 0) c.n_layers = o.layers;
+  for (auto [v, field] : {std::pair{o.layers, &c.n_layers}, {o.hidden, &c.d_model}, {o.heads, &c.n_heads},
+                          {o.kv_heads, &c.n_kv_heads}, {o.head_dim, &c.head_dim}, {o.ffn, &c.d_ff}})
+    if (v > 0) *field = v;
+  // Qwen2 has no head_dim setting (config_like): it follows the hidden size and the heads.
+  if (c.arch == "qwen2" && o.head_dim == 0 && c.d_model % c.n_heads == 0) c.head_dim = c.d_model / c.n_heads;
+  check(c.arch != "qwen2" || c.head_dim * c.n_heads == c.d_model,
+        "--arch qwen2 needs hidden = heads x head dim (llama.cpp reads no head dim), got {} and {} x {}", c.d_model,
+        c.n_heads, c.head_dim);
+  c.validate("bosch make-random --like " + o.like + " with the shape options");
   if (o.format == "hf") {
+    const double need = float_weight_bytes(c), avail = static_cast<double>(mem_available_bytes());
+    check(avail == 0 || need < 0.8 * avail,
+          "--format hf holds every weight as float32 in memory: {:.1f} GB for this shape, but only {:.1f} GB are "
+          "available; use --format gguf (written as it is made) or a smaller shape",
+          need / 1e9, avail / 1e9);
     const GgufDtype t = parse_gguf_dtype(o.dtype);
     check(t.base == DType::F32 || t.base == DType::F16 || t.base == DType::BF16,
           "--dtype {} is only for --format gguf (safetensors holds f32, f16 or bf16)", o.dtype);
@@ -36,7 +58,15 @@ CommandRegistrar reg("make-random", "write a random-weight model with the shapes
   auto o = std::make_shared<MakeRandomOptions>();
   app.add_option("--arch", o->arch, "llama, qwen2, qwen3 or qwen3moe");
   app.add_option("--like", o->like, "0.6b, 1.7b, 8b, 14b (Qwen3 shapes) or tiny; qwen3moe: 30b-a3b or tiny");
-  app.add_option("--layers", o->layers, "override the number of layers");
+  const auto shape = [&](const char* name, int* v, const char* what) {
+    app.add_option(name, *v, std::string("override ") + what)->check(CLI::Range(1, (1 << 24) - 1));
+  };
+  shape("--layers", &o->layers, "the number of layers");
+  shape("--hidden", &o->hidden, "the hidden size");
+  shape("--heads", &o->heads, "the number of query heads");
+  shape("--kv-heads", &o->kv_heads, "the number of KV heads");
+  shape("--head-dim", &o->head_dim, "the head dimension");
+  shape("--ffn", &o->ffn, "the feed-forward size (dense models)");
   app.add_option("--format", o->format, "hf (directory) or gguf (file)");
   app.add_option("--dtype", o->dtype, "f32, f16, bf16; for gguf also q8_0, q4_0, q4_k, q5_k, q6_k, q4_k_m, q5_k_m");
   app.add_option("--seed", o->seed, "weight seed");

@@ -37,9 +37,6 @@ FileHold weights_file_hold() {
   return available ? FileHold::Copy : FileHold::Map;
 }
 
-namespace {
-
-// /proc/meminfo's MemAvailable (what can be had without swapping, page cache included), 0 if unknown.
 size_t mem_available_bytes() {
   std::ifstream in("/proc/meminfo");
   std::string key;
@@ -50,6 +47,8 @@ size_t mem_available_bytes() {
   }
   return 0;
 }
+
+namespace {
 
 // Reads all of fd into p (pread in 64 MiB pieces; EINTR retried).
 void read_all(int fd, uint8_t* p, size_t n, const std::string& path) {

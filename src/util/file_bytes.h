@@ -16,6 +16,9 @@ namespace bosch {
 //        the memory bandwidth from the mapping and 0.65-0.76 from huge pages (README, Measurements).
 enum class FileHold { Map, Copy };
 
+// /proc/meminfo's MemAvailable (what can be had without swapping, page cache included), 0 if unknown.
+size_t mem_available_bytes();
+
 // The hold for model weights: Copy when the kernel offers transparent huge pages
 // (/sys/kernel/mm/transparent_hugepage/enabled is "always" or "madvise") and this is one process;
 // Map under MPI with several ranks (ranks on one machine share one page cache; a search is

@@ -113,4 +113,37 @@ TEST(RandomGguf, InfoShowsTheExportedMaskAndNamesARemovedKey) {
   fs::remove_all(dir);
 }
 
+// make-random's shape options replace the --like shape's dimensions (issue #21 times a narrow
+// testbed's shape before anyone builds it); impossible shapes are errors naming the option.
+TEST(RandomGguf, MakeRandomShapeOptionsOverrideTheLikeShape) {
+  auto dir = temp_dir("shape_opts");
+  for (const std::string format : {"hf", "gguf"}) {
+    const std::string out = (dir / ("narrow." + format)).string();
+    auto [rc, text] = bosch("make-random --like tiny --layers 5 --hidden 48 --heads 6 --kv-heads 3 --head-dim 8 "
+                            "--ffn 40 --format " + format + " --dtype f16 --out " + out);
+    ASSERT_EQ(rc, 0) << text;
+    const ModelConfig c = Model::load(out)->config();
+    EXPECT_EQ(c.n_layers, 5);
+    EXPECT_EQ(c.d_model, 48);
+    EXPECT_EQ(c.n_heads, 6);
+    EXPECT_EQ(c.n_kv_heads, 3);
+    EXPECT_EQ(c.head_dim, 8);
+    EXPECT_EQ(c.d_ff, 40);
+  }
+  const std::string x = " --out " + (dir / "x").string();
+  auto expect_error = [&](const std::string& args, const std::string& says) {
+    auto [rc, text] = bosch("make-random " + args + x);
+    EXPECT_NE(rc, 0) << args;
+    EXPECT_NE(text.find(says), std::string::npos) << args << ": " << text;
+  };
+  expect_error("--like tiny --heads 6", "attention heads (6) must be a multiple of KV heads (4)");
+  expect_error("--like tiny --head-dim 7", "head dimension must be even");
+  expect_error("--like tiny --layers 0", "--layers: Value 0 not in range");
+  expect_error("--like tiny --hidden 16777216", "--hidden: Value 16777216 not in range");
+  expect_error("--arch qwen2 --like tiny --hidden 96 --head-dim 8", "needs hidden = heads x head dim");
+  // A float32 hf model far beyond this machine's memory is refused before anything is allocated.
+  expect_error("--like 14b --hidden 1000000 --format hf", "--format hf holds every weight as float32 in memory");
+  fs::remove_all(dir);
+}
+
 }  // namespace
