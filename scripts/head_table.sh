@@ -5,14 +5,16 @@
 # its exact match): what single-head ablation sees, before any entanglement.
 #   scripts/head_table.sh [MODEL] [DEPTHS] [W] [S]     (N+1 evaluations for N KV heads)
 set -euo pipefail
+model=${1:-models/deep}; depths=${2:-3}; W=${3:-64}; S=${4:-4}
+[[ -e $model ]] && model=$(realpath "$model")  # a path given from anywhere (else a name: default, deep)
+[[ -n ${BOSCH:-} ]] && BOSCH=$(realpath "$BOSCH")
 cd "$(dirname "$0")/.."
 BOSCH=${BOSCH:-build/bosch}
-model=${1:-models/deep}; depths=${2:-3}; W=${3:-64}; S=${4:-4}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 common=(--suite niah --lengths 1024 --depths "$depths" --samples 1 --split test)
-em() { python3 -c "import json,sys; print(f\"{json.load(open(sys.argv[1]))['exact_match']:.3f}\")" "$1"; }
-"$BOSCH" baseline "$model" --method intr --ratio 0.5 --window "$W" --sinks "$S" --out "$tmp/template.json" \
-  --objective niah:passkey --lengths 256 >/dev/null 2>&1
+# A template mask with this model's identity (its error shown if it fails).
+if ! "$BOSCH" baseline "$model" --method intr --ratio 0.5 --window "$W" --sinks "$S" --out "$tmp/template.json" \
+  --objective niah:passkey --lengths 256 >"$tmp/template.log" 2>&1; then cat "$tmp/template.log" >&2; exit 1; fi
 # one mask per KV head, named L.H
 python3 - "$tmp" <<'PY'
 import json, sys
@@ -29,7 +31,8 @@ PY
 BOSCH_QUIET=1 "$BOSCH" eval "$model" "${common[@]}" --json "$tmp/full.json" >/dev/null
 total=$(wc -l < "$tmp/heads.txt"); done_=0
 while read -r l h; do
-  BOSCH_QUIET=1 "$BOSCH" eval "$model" "${common[@]}" --mask "$tmp/h${l}_$h.json" --json "$tmp/r${l}_$h.json" >/dev/null
+  BOSCH_QUIET=1 "$BOSCH" eval "$model" "${common[@]}" --mask "$tmp/h${l}_$h.json" --json "$tmp/r${l}_$h.json" \
+    </dev/null >/dev/null
   done_=$((done_ + 1)); echo "head_table: $done_/$total heads" >&2
 done < "$tmp/heads.txt"
 python3 - "$tmp" "$depths" "$W" "$S" <<'PY'

@@ -11,7 +11,6 @@
 #include "cli/command.h"
 #include "util/error.h"
 #include "util/mpi_comm.h"
-#include "util/parallel.h"
 
 namespace bosch::cli {
 
@@ -57,7 +56,6 @@ int fail_run(int code, const std::string& kind, const char* what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bosch::flush_denormals();  // before any thread starts: they inherit it (util/parallel.h)
   bosch::mpi::init(&argc, &argv);
   CLI::App app{"bosch: turn most attention heads of an LLM into sliding-window attention, "
                "chosen by black-box search, and measure what it costs"};

@@ -39,15 +39,19 @@ void quantize_row_q8(const float* x, int64_t k, int block, int8_t* q, float* d, 
     // ggml's block_q8_0 keeps x's scale in fp16: rounded the same way, decode on Q8_0/Q4_0/Q5_0
     // weights gives llama.cpp's logits (its Q8_K scale, for the K-quants, is a float like ours).
     if (block == 32 && d[b] < 65504) d[b] = f16_to_f32(f32_to_f16(d[b]));
+    if (!(d[b] > 0)) {  // all zero, or a scale d cannot hold (below fp16's range, or flushed to 0
+      std::memset(q, 0, static_cast<size_t>(block));  // as subnormal): the block reads as 0 either way
+      continue;
+    }
     // |x / d| <= 127 up to rounding: the clamp keeps -128 out (Q8_0's sign trick needs that).
     auto put = [&](int i, float v) {
       v = std::nearbyint(v);
       q[i] = static_cast<int8_t>(v > 127 ? 127 : v < -127 ? -127 : v);
     };
-    const float id = amax > 0 ? 127 / amax : 0.0f;
+    const float id = 127 / amax;
     if (id <= std::numeric_limits<float>::max())
       for (int i = 0; i < block; ++i) put(i, x[i] * id);
-    else  // max below 3.7e-37: 127 / max overflows
+    else  // max below 3.7e-37: 127 / max overflows (reached only when subnormals are kept)
       for (int i = 0; i < block; ++i) put(i, x[i] / (amax / 127));
   }
   q -= k;

@@ -212,6 +212,12 @@ void flush_denormals() {
 #endif
 }
 
+namespace {
+// The main thread starts flushed, before main: a test's reference computed before its first
+// parallel_for runs in the same mode as the kernels, as in the CLI.
+[[maybe_unused]] const bool g_main_thread_flushed = (flush_denormals(), true);
+}  // namespace
+
 void parallel_for(size_t n, const std::function<void(size_t, size_t)>& fn, size_t grain) {
   flush_denormals();
   if (n == 0) return;

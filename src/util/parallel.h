@@ -18,8 +18,11 @@ void set_num_threads(int n);
 // thread), as TensorFlow does and PyTorch's set_flush_denormal offers: a subnormal operand or
 // result costs a microcode assist of ~100 cycles, and attention's tiny probabilities times
 // values make many (the circuit testbeds' prefill ran 1.4x slower with them). Values below
-// 1.2e-38 become 0. parallel_for calls it on the calling thread and on every worker, so every
-// thread that computes agrees. BOSCH_KEEP_DENORMALS=1 keeps IEEE subnormals (to compare).
+// 1.2e-38 become 0. The main thread of every program that links the pool (the CLI, the tests)
+// calls it before main, parallel_for on its calling thread and every worker, so every thread
+// that computes agrees. (OpenBLAS's own threads, started before main, only run its threaded
+// sgemm in `bosch bench`'s peak measurement: products run it single-threaded in our chunks.)
+// x86 only (elsewhere a no-op). BOSCH_KEEP_DENORMALS=1 keeps IEEE subnormals (to compare).
 void flush_denormals();
 
 // Calls fn(begin, end) on disjoint chunks covering [0, n). Blocks until all are done; the first

@@ -17,6 +17,7 @@
 #include "model/model_writer.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
+#include "util/file_bytes.h"
 #include "../test_support.h"
 
 using bosch::tests::temp_dir;
@@ -140,9 +141,13 @@ TEST(RandomGguf, MakeRandomShapeOptionsOverrideTheLikeShape) {
   expect_error("--like tiny --head-dim 7", "head dimension must be even");
   expect_error("--like tiny --layers 0", "--layers: Value 0 not in range");
   expect_error("--like tiny --hidden 16777216", "--hidden: Value 16777216 not in range");
-  expect_error("--arch qwen2 --like tiny --hidden 96 --head-dim 8", "needs hidden = heads x head dim");
-  // A float32 hf model far beyond this machine's memory is refused before anything is allocated.
-  expect_error("--like 14b --hidden 1000000 --format hf", "--format hf holds every weight as float32 in memory");
+  expect_error("--arch qwen2 --like tiny --hidden 96 --head-dim 8", "--head-dim must be hidden / heads = 12");
+  expect_error("--arch qwen2 --like tiny --hidden 100", "the hidden size (100) must be a multiple of the heads (8)");
+  expect_error("--arch qwen3moe --like tiny --ffn 64", "--ffn sets a dense model's feed-forward size");
+  // Shapes far beyond this machine are refused before anything is allocated or written.
+  if (bosch::mem_available_bytes() > 0)
+    expect_error("--like 14b --hidden 1000000 --format hf", "--format hf holds every weight in memory");
+  expect_error("--like 14b --hidden 1000000 --format gguf --dtype q4_k", "this shape writes");
   fs::remove_all(dir);
 }
 
