@@ -21,6 +21,9 @@ void ModelConfig::validate(const std::string& source) const {
   check(n_heads % n_kv_heads == 0,
         "{}: attention heads ({}) must be a multiple of KV heads ({})", source, n_heads, n_kv_heads);
   check(head_dim % 2 == 0, "{}: head dimension must be even for RoPE, got {}", source, head_dim);
+  // The projections' widths are ints in the forward pass: bound them as each dimension is.
+  check(int64_t{n_heads} * head_dim < (1 << 24), "{}: attention heads x head dimension ({} x {}) must be below 2^24",
+        source, n_heads, head_dim);
   check(rope_theta > 0, "{}: rope theta must be positive, got {}", source, rope_theta);
   check(norm_eps > 0 && norm_eps < 1, "{}: norm epsilon must be in (0, 1), got {}", source, norm_eps);
   if (arch == "qwen3moe") {

@@ -7,6 +7,7 @@
 #include "formats/gguf.h"
 #include "formats/writers.h"
 #include "model/model.h"
+#include "model/model_writer.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "../test_support.h"
@@ -96,4 +97,15 @@ TEST(MalformedConfig, LayerCountBeyondTheWeightsIsAnError) {
   EXPECT_NE(e.find("malformed_layers.gguf: llama.block_count is 4294967, but the file has no tensor "
                    "blk.4294966.attn_norm.weight"), std::string::npos) << e;
   fs::remove(path);
+}
+
+// Each dimension is below 2^24, and so is the query projection's width (an int in the forward
+// pass: 65536 heads x 65536 would wrap). KV heads divide the heads, so their width is smaller.
+TEST(MalformedConfig, ProjectionWidthIsBounded) {
+  ModelConfig c = config_like("qwen3", "tiny");
+  c.n_heads = 65536, c.n_kv_heads = 1, c.head_dim = 65536;
+  const std::string e = error_of([&] { c.validate("cfg"); });
+  EXPECT_NE(e.find("cfg: attention heads x head dimension (65536 x 65536) must be below 2^24"), std::string::npos) << e;
+  c.head_dim = 128;
+  EXPECT_NO_THROW(c.validate("cfg"));
 }
