@@ -16,8 +16,9 @@ void set_num_threads(int n);
 
 // Flushes subnormal floats to zero in the calling thread (x86 MXCSR FTZ and DAZ; once per
 // thread), as TensorFlow does and PyTorch's set_flush_denormal offers: a subnormal operand or
-// result costs a microcode assist of ~100 cycles, and attention's tiny probabilities times
-// values make many (the circuit testbeds' prefill ran 1.4x slower with them). Values below
+// result costs a microcode assist of ~100 cycles, and activations can hold many (SwiGLU of a
+// very negative gate: silu(-100) ~ -4e-42; the embedded models' prefill products ran 2x slower
+// on them, their whole prefill 1.4x). Values below
 // 1.2e-38 become 0. The main thread of every program that links the pool (the CLI, the tests)
 // calls it before main, parallel_for on its calling thread and every worker, so every thread
 // that computes agrees. (OpenBLAS's own threads, started before main, only run its threaded
