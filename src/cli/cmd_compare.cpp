@@ -175,11 +175,14 @@ CommandRegistrar reg("compare", "the search and every baseline at several ratios
                  "NIAH test split of the --objective families; needed when --objective is not niah)");
   app.add_option("--test-seed", o->test_seed, "seed of the test samples (default: --seed; the split keeps them disjoint)");
   app.add_option("--budget-probe", o->search.budget_probe, "search stage 1: evaluations per layer")->capture_default_str()->check(CLI::Range(1, 1 << 24));
-  app.add_option("--budget-group", o->search.budget_group, "search stage 3: evaluations per group")->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  app.add_option("--budget-group", o->search.budget_group, "search stage 3: evaluations per ratio bucket (-1: auto)")->capture_default_str()->check(CLI::Range(-1, 1 << 24));
+  app.add_option("--buckets", o->search.buckets, "search stage 2: coarse ratio buckets")->capture_default_str()->check(CLI::Range(1, 64));
+  app.add_option("--bucket-share", o->search.bucket_share, "stage 3: share of its budget spent inside the ratio buckets "
+                 "(the rest: one joint bucket of every layer)")->capture_default_str()->check(CLI::Range(0.01, 1.0));
   app.add_option("--budget-polish", o->search.budget_polish, "search polish: evaluations of cross-layer swaps (-1: auto, 2 x the number of KV heads; 0: the paper's three stages only)")->capture_default_str()->check(CLI::Range(-1, 1 << 24));
   app.add_option("--budget-multi", o->search.budget_multi, "bosch-multi: evaluations (-1: auto, 4 x the number of KV heads)")->capture_default_str()->check(CLI::Range(-1, 1 << 24));
   app.add_option("--budget-layer", o->search.budget_layer, "bosch-layer: evaluations (-1: auto, layers^2)")->capture_default_str()->check(CLI::Range(-1, 1 << 24));
-  app.add_option("--destroy", o->search.destroy_fraction, "search stage 3: LNS destroy fraction")->capture_default_str()->check(CLI::Range(0.01, 1.0));
+  add_removed_destroy_flag(app);
   app.add_option("--alpha", o->alpha, "weight of the search's ratio penalty")->capture_default_str();
   app.add_option("--journal-dir", o->journal_dir, "journal each search run in DIR/search-r<ratio>.jsonl");
   app.add_flag("--resume", o->resume,

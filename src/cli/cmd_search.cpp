@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
+#include "cli/experiment_options.h"
 #include "masks/mask_file.h"
 #include "search/experiment.h"
 #include "search/bosch_search.h"
@@ -110,7 +111,8 @@ CommandRegistrar reg("search", "BOSCH search: choose which KV heads become slidi
                "calibrate only on the samples the full model answers exactly (niah, longbench)");
   app.add_flag("--no-chat", o->no_chat, "do not wrap prompts in the model's chat template");
   app.add_option("--method", o->search.method, "bosch-plus (ours: the paper's stages + starts from static rankings + "
-                 "polish), bosch (the paper's three stages), or the paper's ablations bosch-single, bosch-multi, bosch-layer")
+                 "polish), bosch (the paper's three stages), the paper's ablations bosch-single, bosch-multi, bosch-layer, or "
+                 "ls (the control: swap local search from the best static ranking)")
       ->capture_default_str();
   app.add_option("--starts", o->starts, "bosch-plus: static rankings to start from besides its own single-head "
                  "sweep (ablation, gate): none or a list of locality, razor, retrieval, apl, qada, proxy")->capture_default_str();
@@ -120,12 +122,17 @@ CommandRegistrar reg("search", "BOSCH search: choose which KV heads become slidi
       ->capture_default_str()->check(CLI::Range(-1, 1 << 24));
   app.add_option("--budget-probe", o->search.budget_probe, "stage 1: evaluations per layer (exhaustive when C(H, ceil(ratio*H)) fits)")
       ->capture_default_str()->check(CLI::Range(1, 1 << 24));
-  app.add_option("--budget-group", o->search.budget_group, "stage 3: evaluations per group of layers")
-      ->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  app.add_option("--budget-group", o->search.budget_group, "stage 3: evaluations per ratio bucket (-1: auto, "
+                 "max(64, 4 x the bucket's KV heads))")->capture_default_str()->check(CLI::Range(-1, 1 << 24));
+  app.add_option("--buckets", o->search.buckets, "stage 2: coarse ratio buckets (tiers of layers by sensitivity)")
+      ->capture_default_str()->check(CLI::Range(1, 64));
+  app.add_option("--bucket-share", o->search.bucket_share, "stage 3: share of its budget spent inside the ratio buckets "
+                 "(the rest: one joint bucket of every layer)")->capture_default_str()->check(CLI::Range(0.01, 1.0));
+  app.add_option("--budget-ls", o->search.budget_ls, "ls: evaluations in all (-1: auto, what bosch's stages are charged at most)")
+      ->capture_default_str()->check(CLI::Range(-1, 1 << 30));
   app.add_option("--budget-polish", o->search.budget_polish, "after stage 3: evaluations of cross-layer swaps (-1: auto, 2 x the number of KV heads; 0: the paper's three stages only)")
       ->capture_default_str()->check(CLI::Range(-1, 1 << 24));
-  app.add_option("--destroy", o->search.destroy_fraction, "stage 3: share of a group's SWA heads moved per LNS step")
-      ->capture_default_str()->check(CLI::Range(0.01, 1.0));
+  add_removed_destroy_flag(app);
   app.add_option("--alpha", o->alpha, "weight of the ratio penalty alpha * (ratio(z) - ratio)^2")->capture_default_str();
   app.add_option("--logprob-weight", o->exp.logprob_weight, "weight of the mean answer log-probability in S (default: 0.01 niah/longbench, 1 text)");
   app.add_option("--kl-weight", o->exp.kl_weight, "weight of the answer tokens' KL divergence from the full model in S (0: off)")

@@ -26,4 +26,13 @@ void add_experiment_options(CLI::App& app, search::ExperimentOptions& e, bool& n
   app.add_option("--razor-period", e.razor_period, "razor: length of the repeated random block (default max(64, 2*(W+S)))");
 }
 
+void add_removed_destroy_flag(CLI::App& app) {
+  static std::string removed;
+  app.add_option("--destroy", removed, "removed: stage 3 destroys 2-8 heads per LNS step (docs/search.md)")
+      ->check([](const std::string&) {
+        return std::string("was removed: stage 3 now destroys 2-8 heads per LNS step inside a ratio bucket "
+                           "(docs/search.md); use --budget-group and --buckets");
+      });
+}
+
 }  // namespace bosch::cli

@@ -8,5 +8,8 @@
 namespace bosch::cli {
 
 void add_experiment_options(CLI::App& app, search::ExperimentOptions& e, bool& no_chat);
+// `--destroy` (search and compare): stage 3's destroy share was replaced by destroy sets of 2-8
+// heads (issue #39); the flag fails with a message naming what replaced it.
+void add_removed_destroy_flag(CLI::App& app);
 
 }  // namespace bosch::cli

@@ -22,7 +22,10 @@ int target_count(double ratio, int n_layers, int n_heads) {
 
 int probe_count(double ratio, int n_heads) {
   // ceil, tolerant to rho*H landing a hair above an integer (0.3 * 10 = 3.0000000000000004).
-  return std::clamp(static_cast<int>(std::ceil(ratio * n_heads - 1e-9)), 0, n_heads);
+  const int c = std::clamp(static_cast<int>(std::ceil(ratio * n_heads - 1e-9)), 0, n_heads);
+  // c = H with rho < 1 (0.875 at H = 4): every probe would convert the whole layer, the cascade
+  // would fall to S^ 0 and its head scores would carry no signal; probe H - 1 heads instead.
+  return c == n_heads && ratio < 1 && n_heads > 1 ? n_heads - 1 : c;
 }
 
 Rng stream_rng(uint64_t seed, uint64_t stage, uint64_t index) {
@@ -47,7 +50,9 @@ nlohmann::json SearchOptions::to_json() const {
           {"starts", start_names},
           {"budget_probe", budget_probe},
           {"budget_group", budget_group},
-          {"destroy_fraction", destroy_fraction},
+          {"buckets", buckets},
+          {"bucket_share", bucket_share},
+          {"budget_ls", budget_ls},
           {"budget_polish", budget_polish},
           {"exact_repair", exact_repair},
           {"seed", seed},
@@ -68,19 +73,20 @@ void report(const StageSummary& s) {
 }
 
 
-// Stage 2: the adaptive counts, guarded against the near-uniform ones; sets r.ratios and the
+// Stage 2: the bucket counts, guarded against the near-uniform ones; sets r.ratios and the
 // starting assignment r.bits of stage 3. Returns the stage line.
-std::string ratio_stage(Evaluator& ev, SearchResult& r) {
+std::string ratio_stage(Evaluator& ev, const SearchOptions& opt, SearchResult& r) {
   const int H = ev.n_heads();
-  r.ratios = assign_ratios(probe_drops(r.probe), H, r.k_total);
+  r.ratios = assign_ratios(probe_drops(r.probe), H, r.k_total, opt.buckets);
   std::string counts = fmt::format("{}", fmt::join(r.ratios.counts, ","));
   r.bits = initial_assignment(r.probe, r.ratios.counts, H);
   ev.set_stage("ratio");
   double start_score = ev.evaluate(r.bits).score;  // the starting point of stage 3
   // Guard: the drops are measured at c heads per layer, and a layer that loses nothing at c
   // may lose everything at c + 1 (its c most local heads can go, the next one is a retrieval
-  // head). So the adaptive start must beat the near-uniform one (the stage-1 cascade itself
-  // when c * L = K), else stage 3 starts from the uniform counts. One more evaluation at most.
+  // head). So the bucket start must beat the near-uniform one (the stage-1 cascade itself
+  // when c * L = K), else stage 3 starts from the uniform counts, in the same buckets. One more
+  // evaluation at most.
   const std::vector<int> uniform = uniform_counts(r.ratios.weights, H, r.k_total);
   if (uniform != r.ratios.counts) {
     const HeadBits ubits = initial_assignment(r.probe, uniform, H);
@@ -92,25 +98,33 @@ std::string ratio_stage(Evaluator& ev, SearchResult& r) {
       r.ratios.adaptive_counts = r.ratios.counts;
       r.ratios.counts = uniform;
       r.bits = ubits;
-      counts = fmt::format("{} (adaptive {} scored S^={:.6f} < uniform {:.6f}: uniform kept)",
+      counts = fmt::format("{} (buckets' {} scored S^={:.6f} < uniform {:.6f}: uniform kept)",
                            fmt::join(uniform, ","), counts, start_score, uscore);
     }
   }
-  return "heads per layer " + counts;
+  std::string sizes;
+  for (const auto& b : r.ratios.buckets) {
+    int swa = 0;
+    for (int l : b) swa += r.ratios.counts[l];
+    sizes += fmt::format("{}{}/{}", sizes.empty() ? "" : " ", swa, b.size() * H);
+  }
+  return fmt::format("{} buckets (SWA/heads: {}), heads per layer {}", r.ratios.buckets.size(), sizes, counts);
 }
 
 }  // namespace
 
 SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
   const int L = ev.n_layers(), H = ev.n_heads();
-  check(is_search_method(opt.method), "--method {}: expected bosch, bosch-plus, bosch-single, bosch-multi or bosch-layer",
+  check(is_search_method(opt.method), "--method {}: expected bosch, bosch-plus, bosch-single, bosch-multi, bosch-layer or ls",
         opt.method);
   check(opt.ratio >= 0 && opt.ratio <= 1, "--ratio {}: expected a value in [0, 1]", opt.ratio);
   check(opt.budget_probe >= 1, "--budget-probe {}: expected >= 1", opt.budget_probe);
-  check(opt.budget_group >= 1, "--budget-group {}: expected >= 1", opt.budget_group);
+  check(opt.budget_group >= 1 || opt.budget_group == -1, "--budget-group {}: expected >= 1 (or -1: auto)",
+        opt.budget_group);
+  check(opt.buckets >= 1 && opt.buckets <= 64, "--buckets {}: expected 1..64", opt.buckets);
+  check(opt.bucket_share > 0 && opt.bucket_share <= 1, "--bucket-share {}: expected a fraction in (0, 1]",
+        opt.bucket_share);
   check(opt.budget_polish >= -1, "--budget-polish {}: expected >= 0 (or -1: auto)", opt.budget_polish);
-  check(opt.destroy_fraction > 0 && opt.destroy_fraction <= 1,
-        "--destroy {}: expected a fraction in (0, 1]", opt.destroy_fraction);
   for (const auto& st : opt.starts)
     check(st.importance.size() == ev.n_bits(), "search: start ranking {} has {} scores, expected {}", st.name,
           st.importance.size(), ev.n_bits());
@@ -149,6 +163,11 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
       r.bits = run_multi_search(ev, opt, r.k_total, r);
       return fmt::format("one group of {} layers, {} LNS iterations", L, r.groups.back().lns_iterations);
     });
+  } else if (opt.method == "ls") {
+    stage("ls", [&] {
+      r.bits = run_ls_search(ev, opt, r.k_total, r);
+      return fmt::format("from {}, heads per layer {}", r.start_chosen, fmt::join(layer_counts(r.bits, H), ","));
+    });
   } else if (opt.method == "bosch-layer") {
     stage("layers", [&] {
       r.bits = run_layer_search(ev, opt, r.k_total, r);
@@ -167,11 +186,16 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
     milestone("bosch-single", r.bits);
     if (opt.method != "bosch-single") {
       // Stage 2 (one or two evaluations: the start and the guard).
-      stage("ratios", [&] { return ratio_stage(ev, r); });
+      stage("ratios", [&] { return ratio_stage(ev, opt, r); });
       // Stage 3.
       stage("groups", [&] {
-        r.groups = run_group_stage(ev, opt, r.ratios.counts, r.bits);
-        return fmt::format("{} groups", r.groups.size());
+        r.groups = run_group_stage(ev, opt, r.ratios, r.bits);
+        int budget = 0, iterations = 0, accepted = 0, moved = 0;
+        for (const auto& g : r.groups)
+          budget += g.budget, iterations += g.lns_iterations, accepted += g.accepted, moved += g.moved;
+        return fmt::format("{} buckets, budget {} evaluations, {} LNS iterations, {} accepted ({} heads moved), "
+                           "heads per layer {}", r.groups.size(), budget, iterations, accepted, moved,
+                           fmt::join(layer_counts(r.bits, H), ","));
       });
       milestone("bosch", r.bits);
     }
@@ -241,18 +265,24 @@ nlohmann::json SearchResult::to_json() const {
                       {"probe_exhaustive", p.exhaustive},
                       {"drop", l < ratios.drops.size() ? ratios.drops[l] : 0.0},
                       {"weight", l < ratios.weights.size() ? ratios.weights[l] : 0.0},
+                      {"bucket", l < ratios.tier.size() ? ratios.tier[l] : 0},
                       {"swa_heads", l < ratios.counts.size() ? ratios.counts[l] : 0},  // stage 2
                       {"final_swa_heads", final_counts[l]}});  // the answer (after the polish)
   }
   json groups_j = json::array();
   for (const auto& g : groups)
-    groups_j.push_back({{"swa_heads_per_layer", g.count},
+    groups_j.push_back({{"swa_heads", g.count},
                         {"layers", g.layers},
                         {"start_loss", g.start_loss},
                         {"end_loss", g.end_loss},
+                        {"budget", g.budget},
                         {"evaluations", g.evaluations},
                         {"lns_iterations", g.lns_iterations},
-                        {"exhaustive", g.exhaustive}});
+                        {"accepted", g.accepted},
+                        {"heads_moved", g.moved},
+                        {"marginal_rounds", g.marginal_rounds},
+                        {"exhaustive", g.exhaustive},
+                        {"joint", g.joint}});
   json moves = json::array();
   for (auto [t, f] : polish.moves) moves.push_back({{"to_full", t}, {"to_swa", f}});
   const json polish_j = {{"start_loss", polish.start_loss}, {"end_loss", polish.end_loss},

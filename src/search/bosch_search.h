@@ -3,12 +3,12 @@
 // black-box objective suffers least. Three stages (docs/search.md records every choice the
 // paper leaves open):
 //  1. probes: top layer to bottom, cascaded; for layer l (layers above already converted by
-//     their best choice) find the best c = ceil(rho*H) heads of l to convert, exhaustively
-//     when C(H, c) <= budget_probe, else by a swap local search with restarts.
-//  2. ratios: drops -> weights -> per-layer counts in {0..H} summing exactly to K.
-//  3. groups: layers with equal counts form a group; groups from the easiest (highest count) to
-//     the hardest are optimised jointly by Large Neighbourhood Search (or exhaustively when
-//     the group's space fits its budget), each layer keeping its count.
+//     their best choice) find the best c heads of l to convert (c = ceil(rho*H), H - 1 when that
+//     is H and rho < 1: a whole-layer probe has nothing to choose), exhaustively when
+//     C(H, c) <= budget_probe, else by a swap local search with restarts.
+//  2. ratios: the drops sort the layers into a few coarse ratio buckets (ratio_stage.cpp).
+//  3. buckets: each bucket's SWA count is fixed, its heads move between its layers by Large
+//     Neighbourhood Search (small destroy sets, exact or marginal-guided repair; group_stage.cpp).
 // Methods (`--method`, search_methods.cpp), so every table shows what the paper's method does
 // and what ours adds:
 //   bosch         the paper's three stages
@@ -18,8 +18,10 @@
 //                 heads' marginals and restoration moves (a group of SWA heads back to full at
 //                 once), so it never ends worse on calibration than a ranking it was given
 //   bosch-single  the paper's ablation: stage 1's choices only (cut or padded to K)
-//   bosch-multi   the paper's ablation: stage 3 over the whole model (uniform counts, random start)
+//   bosch-multi   the paper's ablation: stage 3 over the whole model as one bucket
 //   bosch-layer   the paper's ablation: the search at layer granularity
+//   ls            the control of equal budget: the best static ranking's mask (single-head
+//                 sweep), then plain swap local search (random order, first improvement)
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -38,7 +40,7 @@ struct NamedRanking {
   std::vector<double> importance;
 };
 
-const std::vector<std::string>& search_methods();  // bosch, bosch-plus, bosch-single, bosch-multi, bosch-layer
+const std::vector<std::string>& search_methods();  // bosch, bosch-plus, bosch-single, bosch-multi, bosch-layer, ls
 bool is_search_method(const std::string& name);
 std::string search_method_description(const std::string& name);
 
@@ -46,14 +48,18 @@ struct SearchOptions {
   std::string method = "bosch-plus";
   double ratio = 0.5;           // rho, the target fraction of SWA heads
   int budget_probe = 32;        // stage 1: fresh evaluations per layer
-  int budget_group = 64;        // stage 3: fresh evaluations per group
-  double destroy_fraction = 0.25;  // stage 3: share of a group's SWA heads moved per LNS step
+  int budget_group = -1;        // stage 3: fresh evaluations per bucket (-1 = auto:
+                                // max(64, 4 x the bucket's heads), so about 4 N in all)
+  int buckets = 3;              // stage 2: number of coarse ratio buckets (tiers of layers)
+  double bucket_share = 0.25;   // stage 3: share of its budget spent inside the buckets; the
+                                // rest on one joint bucket of every layer (1: buckets only)
   int budget_polish = -1;       // polish: fresh evaluations (0 = the paper's three stages only,
                                 // -1 = auto: 2 N, two rounds of single-head marginals)
-  int exact_repair = 0;         // stage 3: largest destroyed neighbourhood re-optimised
-                                // exactly (placements); 0 = auto (3 * H)
+  int exact_repair = 0;         // stage 3: most placements a repair scores (0 = auto: 16)
   int budget_multi = -1;        // bosch-multi: fresh evaluations (-1 = auto: 4 N)
   int budget_layer = -1;        // bosch-layer: fresh evaluations (-1 = auto: 4 L)
+  int budget_ls = -1;           // ls: fresh evaluations in all (-1 = auto: what bosch's stages
+                                // would be charged at full budgets; compare passes bosch's own)
   bool sweep_starts = true;     // bosch-plus: single-head sweep -> ablation and gate starts
   std::vector<NamedRanking> starts;  // bosch-plus: more starting rankings (not in the journal
                                      // header: the caller's data; their masks are journaled)
@@ -64,7 +70,7 @@ struct SearchOptions {
 
 // Exact count of SWA heads the search returns, and the per-layer probe count.
 int target_count(double ratio, int n_layers, int n_heads);  // round(rho * N)
-int probe_count(double ratio, int n_heads);                 // ceil(rho * H)
+int probe_count(double ratio, int n_heads);                 // ceil(rho * H), H - 1 if that is H < rho H
 
 // ---- stage 1 ----
 struct LayerProbe {
@@ -85,35 +91,47 @@ ProbeResult run_probe_stage(Evaluator& ev, const SearchOptions& opt);
 // ---- stage 2 ----
 struct RatioAssignment {
   std::vector<double> drops;    // delta_l = s_{l+1} - s_l (s_L = 1, the full model)
-  std::vector<double> weights;  // w_l in [0, 1], 1 = least sensitive
-  std::vector<double> targets;  // continuous SWA head count per layer before rounding
-  std::vector<int> counts;      // SWA heads per layer, sum == K
+  std::vector<double> weights;  // w_l in [0, 1], 1 = least sensitive (min-max of the drops)
+  std::vector<int> tier;        // bucket of each layer, 0 = least sensitive
+  std::vector<std::vector<int>> buckets;  // layers of each bucket, least sensitive bucket first
+  std::vector<double> targets;  // per-layer count before rounding (uniform + the tier's offset)
+  std::vector<int> counts;      // starting SWA heads per layer, sum == K; a bucket's sum is
+                                // fixed in stage 3, its layers' counts are not
   // The guard (bosch_search.cpp): the adaptive counts lost to the near-uniform ones.
   bool uniform_fallback = false;
   std::vector<int> adaptive_counts;  // what assign_ratios proposed
   double adaptive_score = 0, uniform_score = 0;  // S^ of both starting points
 };
 std::vector<double> probe_drops(const ProbeResult& probe);
-RatioAssignment assign_ratios(const std::vector<double>& drops, int n_heads, int k_total);
+// Heads per layer between adjacent outer buckets and the middle one: round(min(rho, 1-rho) H / 2), >= 1.
+int bucket_step(double ratio, int n_heads);
+RatioAssignment assign_ratios(const std::vector<double>& drops, int n_heads, int k_total, int n_buckets = 3);
 // K heads spread as evenly as possible (floor(K/L) per layer, one more for the K mod L layers
 // of highest weight; ties: lower layer first).
 std::vector<int> uniform_counts(const std::vector<double>& weights, int n_heads, int k_total);
 
 // ---- stage 3 ----
 struct GroupResult {
-  int count = 0;            // SWA heads per layer in this group
+  int count = 0;            // SWA heads in this bucket (kept)
   std::vector<int> layers;
   double start_loss = 0, end_loss = 0;
-  int evaluations = 0;      // fresh evaluations charged to this group
-  int lns_iterations = 0;
+  int budget = 0;           // fresh evaluations allowed
+  int evaluations = 0;      // fresh evaluations charged to this bucket
+  int lns_iterations = 0, accepted = 0, marginal_rounds = 0;
+  int moved = 0;            // heads made SWA by accepted moves
   bool exhaustive = false;
+  bool joint = false;       // the joint phase over every layer (the buckets' totals may change)
 };
 // Layer l gets counts[l] heads: the stage-1 best heads, extended (or cut) by head_scores.
 HeadBits initial_assignment(const ProbeResult& probe, const std::vector<int>& counts, int n_heads);
-// Optimises `assignment` in place, group by group. `groups_out` gets one entry per group.
-std::vector<GroupResult> run_group_stage(Evaluator& ev, const SearchOptions& opt,
-                                         const std::vector<int>& counts, HeadBits& assignment);
-// Optimises one group (the given layers, each keeping its count in `assignment`).
+// opt.budget_group, or auto (-1): max(64, 4 x heads in the bucket).
+int group_budget(const SearchOptions& opt, int heads_in_group);
+// Most placements one repair scores (opt.exact_repair, auto 16).
+int repair_limit(const SearchOptions& opt);
+// Optimises `assignment` in place, bucket by bucket (ratios.buckets, ratios.counts).
+std::vector<GroupResult> run_group_stage(Evaluator& ev, const SearchOptions& opt, const RatioAssignment& ratios,
+                                         HeadBits& assignment);
+// Optimises one bucket: the given layers' SWA heads keep their total, not their layers.
 GroupResult optimise_group(Evaluator& ev, const SearchOptions& opt, const std::vector<int>& layers,
                            HeadBits& assignment, uint64_t seed);
 
@@ -196,6 +214,9 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt);
 // The ablations' searches (search_methods.cpp); each returns its answer, adds its stages to r.
 HeadBits run_multi_search(Evaluator& ev, const SearchOptions& opt, int k_total, SearchResult& r);
 HeadBits run_layer_search(Evaluator& ev, const SearchOptions& opt, int k_total, SearchResult& r);
+HeadBits run_ls_search(Evaluator& ev, const SearchOptions& opt, int k_total, SearchResult& r);
+// What bosch's three stages are charged at most with these options (ls's auto budget).
+int64_t paper_stages_budget(const SearchOptions& opt, int n_layers, int n_heads);
 
 // A stage's evaluation counter: fresh evaluations against its budget, plus a stall guard
 // (consecutive re-requested masks) so a stage whose space is exhausted stops.

@@ -51,7 +51,7 @@ std::vector<std::string> parse_compare_methods(const std::string& spec, bool hav
     std::string low = item;
     for (auto& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (low == "all") {
-      for (const char* m : {"bosch", "bosch-plus", "bosch-single", "bosch-layer"}) add(m);
+      for (const char* m : {"bosch", "bosch-plus", "bosch-single", "bosch-layer", "ls"}) add(m);
       for (const auto& b : baseline_methods())
         if (b != "duo" || have_duo) add(b);
     } else if (low == "search") {
@@ -165,7 +165,7 @@ bool is_bosch_run_method(const std::string& m) { return m == "bosch" || m == "bo
 
 // One search run at `ratio` (`method`: the run's own method; journal per method and ratio).
 SearchResult run_search_at(Objective& calib, const CompareOptions& opt, const std::string& method, double ratio,
-                           const std::vector<NamedRanking>& starts) {
+                           const std::vector<NamedRanking>& starts, int64_t budget_ls = -1) {
   EvaluatorOptions eo;
   eo.target_ratio = ratio;
   eo.alpha = opt.alpha;
@@ -174,7 +174,8 @@ SearchResult run_search_at(Objective& calib, const CompareOptions& opt, const st
   SearchOptions so = opt.search;
   so.ratio = ratio;
   so.method = method;
-  so.starts = method == "bosch-plus" ? starts : std::vector<NamedRanking>{};
+  so.starts = method == "bosch-plus" || method == "ls" ? starts : std::vector<NamedRanking>{};
+  if (method == "ls" && budget_ls > 0) so.budget_ls = static_cast<int>(std::min<int64_t>(budget_ls, 1 << 30));
   eo.config = so.to_json();
   eo.config["alpha"] = opt.alpha;
   eo.config["window"] = opt.window;
@@ -240,6 +241,8 @@ CompareResult run_compare(Objective& calib, Objective& test, BaselineRunner& bas
   for (double ratio : opt.ratios) {
     const size_t first_row = res.rows.size();
     std::optional<SearchResult> main_run;  // bosch / bosch-plus / bosch-single share one run
+    const bool plus = std::find(opt.methods.begin(), opt.methods.end(), "bosch-plus") != opt.methods.end();
+    const bool paper = std::find(opt.methods.begin(), opt.methods.end(), "bosch") != opt.methods.end();
     for (const auto& method : opt.methods) {
       CompareRow row;
       row.method = method;
@@ -247,10 +250,10 @@ CompareResult run_compare(Objective& calib, Objective& test, BaselineRunner& bas
       if (is_search_method(method)) {
         std::optional<SearchResult> own;
         const SearchResult* sr = nullptr;
-        if (is_bosch_run_method(method)) {
+        // ls, the control of equal budget, needs the paper's run first: it gets the distinct
+        // masks bosch scored (stage 1 included) as its budget.
+        if (is_bosch_run_method(method) || (method == "ls" && (plus || paper))) {
           if (!main_run) {
-            const bool plus = std::find(opt.methods.begin(), opt.methods.end(), "bosch-plus") != opt.methods.end();
-            const bool paper = std::find(opt.methods.begin(), opt.methods.end(), "bosch") != opt.methods.end();
             main_run = run_search_at(calib, opt, plus ? "bosch-plus" : paper ? "bosch" : "bosch-single", ratio, starts);
             LayerSensitivity s;
             s.ratio = ratio;
@@ -263,7 +266,13 @@ CompareResult run_compare(Objective& calib, Objective& test, BaselineRunner& bas
             res.searches.push_back(main_run->to_json());
           }
           sr = &*main_run;
-        } else {
+        }
+        if (method == "ls") {
+          const SearchResult::Milestone* paper_ms = main_run ? main_run->milestone("bosch") : nullptr;
+          own = run_search_at(calib, opt, method, ratio, starts, paper_ms ? paper_ms->evaluations : -1);
+          res.searches.push_back(own->to_json());
+          sr = &*own;
+        } else if (!sr) {
           own = run_search_at(calib, opt, method, ratio, starts);
           res.searches.push_back(own->to_json());
           sr = &*own;

@@ -1,6 +1,14 @@
-// Stage 2: adaptive per-layer ratios from the stage-1 drops.
+// Stage 2: coarse ratio buckets from the stage-1 drops.
+//
+// The rule (fixed before any test run; docs/search.md says why): layers ordered by their drop
+// (least sensitive first) are cut into B = min(buckets, L) tiers of near-equal size. Per layer,
+// the near-uniform count shifted by +step in the least sensitive tier and -step in the most
+// sensitive one (linearly between), step = round(min(rho, 1 - rho) H / 2) heads, at least one:
+// the outer tiers sit half-way between rho and the nearer of 0 and 1. Clamped to [0, H], then
+// brought back to exactly K. Each tier's SWA total is what stage 3 keeps inside its buckets.
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "search/bosch_search.h"
 #include "util/error.h"
@@ -17,67 +25,6 @@ std::vector<double> probe_drops(const ProbeResult& probe) {
   return d;
 }
 
-RatioAssignment assign_ratios(const std::vector<double>& drops, int n_heads, int k_total) {
-  const int L = static_cast<int>(drops.size());
-  check(L > 0 && n_heads > 0, "assign_ratios: no layers");
-  check(k_total >= 0 && k_total <= L * n_heads, "assign_ratios: K = {} outside [0, {}]", k_total,
-        L * n_heads);
-  RatioAssignment r;
-  r.drops = drops;
-  // Weights: min-max normalised drops, inverted (the layer that lost least gets 1).
-  const auto [mn, mx] = std::minmax_element(drops.begin(), drops.end());
-  r.weights.resize(L);
-  for (int l = 0; l < L; ++l) r.weights[l] = *mx > *mn ? (*mx - drops[l]) / (*mx - *mn) : 1.0;
-  // Targets: proportional to the weights, capped at H heads, summing to K (water-filling: find
-  // the scale c with sum_l min(H, c * w_l) = K by bisection). Layers of weight 0 (the most
-  // sensitive) get no SWA head unless K cannot be reached without them. Then each target is
-  // rounded to its nearest bucket {0, 1, ..., H} heads (ratio buckets {0, 1/H, ..., 1}).
-  auto filled = [&](double c) {
-    double s = 0;
-    for (double w : r.weights) s += std::min<double>(n_heads, c * w);
-    return s;
-  };
-  double lo = 0, hi = 1;
-  while (filled(hi) < k_total && hi < 1e12) hi *= 2;
-  for (int it = 0; it < 200; ++it) {
-    const double mid = 0.5 * (lo + hi);
-    (filled(mid) < k_total ? lo : hi) = mid;
-  }
-  r.targets.resize(L);
-  r.counts.resize(L);
-  int total = 0;
-  for (int l = 0; l < L; ++l) {
-    r.targets[l] = std::min<double>(n_heads, hi * r.weights[l]);
-    r.counts[l] = std::clamp(static_cast<int>(std::floor(r.targets[l] + 0.5)), 0, n_heads);
-    total += r.counts[l];
-  }
-  // Move single layers to the adjacent bucket until the total is exactly K: up the layer
-  // furthest below its target (ties: less sensitive first, then lower index), down the layer
-  // furthest above it (ties: more sensitive first, then higher index). Both rules keep the
-  // buckets monotone in the weights.
-  while (total < k_total) {
-    int pick = -1;
-    for (int l = 0; l < L; ++l) {
-      if (r.counts[l] >= n_heads) continue;
-      if (pick < 0) { pick = l; continue; }
-      const double gl = r.targets[l] - r.counts[l], gp = r.targets[pick] - r.counts[pick];
-      if (gl > gp || (gl == gp && r.weights[l] > r.weights[pick])) pick = l;
-    }
-    ++r.counts[pick], ++total;
-  }
-  while (total > k_total) {
-    int pick = -1;
-    for (int l = 0; l < L; ++l) {
-      if (r.counts[l] <= 0) continue;
-      if (pick < 0) { pick = l; continue; }
-      const double gl = r.targets[l] - r.counts[l], gp = r.targets[pick] - r.counts[pick];
-      if (gl < gp || (gl == gp && r.weights[l] <= r.weights[pick])) pick = l;
-    }
-    --r.counts[pick], --total;
-  }
-  return r;
-}
-
 std::vector<int> uniform_counts(const std::vector<double>& weights, int n_heads, int k_total) {
   const int L = static_cast<int>(weights.size());
   check(L > 0 && k_total >= 0 && k_total <= L * n_heads, "uniform_counts: K = {} outside [0, {}]", k_total,
@@ -87,6 +34,67 @@ std::vector<int> uniform_counts(const std::vector<double>& weights, int n_heads,
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return weights[a] > weights[b]; });
   for (int i = 0; i < k_total % L; ++i) ++counts[order[i]];
   return counts;
+}
+
+int bucket_step(double ratio, int n_heads) {
+  return std::max(1, static_cast<int>(std::lround(0.5 * std::min(ratio, 1.0 - ratio) * n_heads)));
+}
+
+RatioAssignment assign_ratios(const std::vector<double>& drops, int n_heads, int k_total, int n_buckets) {
+  const int L = static_cast<int>(drops.size());
+  check(L > 0 && n_heads > 0, "assign_ratios: no layers");
+  check(k_total >= 0 && k_total <= L * n_heads, "assign_ratios: K = {} outside [0, {}]", k_total,
+        L * n_heads);
+  check(n_buckets >= 1, "--buckets {}: expected >= 1", n_buckets);
+  RatioAssignment r;
+  r.drops = drops;
+  // Weights (reported, and the uniform counts' tie-break): min-max normalised drops, inverted.
+  const auto [mn, mx] = std::minmax_element(drops.begin(), drops.end());
+  r.weights.resize(L);
+  for (int l = 0; l < L; ++l) r.weights[l] = *mx > *mn ? (*mx - drops[l]) / (*mx - *mn) : 1.0;
+  // Tiers: least sensitive first (ties: the higher layer, which the cascade probed first).
+  std::vector<int> order(L);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return drops[a] != drops[b] ? drops[a] < drops[b] : a > b;
+  });
+  const int B = std::min(n_buckets, L);
+  r.tier.assign(L, 0);
+  r.buckets.assign(B, {});
+  for (int i = 0; i < L; ++i) {
+    const int b = static_cast<int>(static_cast<int64_t>(i) * B / L);
+    r.tier[order[i]] = b;
+    r.buckets[b].push_back(order[i]);
+  }
+  for (auto& layers : r.buckets) std::sort(layers.begin(), layers.end());
+  // Per-layer counts: the near-uniform ones shifted by the tier's offset, clamped to [0, H].
+  const std::vector<int> uniform = uniform_counts(r.weights, n_heads, k_total);
+  const double ratio = static_cast<double>(k_total) / (static_cast<double>(L) * n_heads);
+  const int step = bucket_step(ratio, n_heads);
+  r.counts.resize(L);
+  r.targets.resize(L);
+  int total = 0;
+  for (int l = 0; l < L; ++l) {
+    const double offset = B > 1 ? step * ((B - 1) / 2.0 - r.tier[l]) / ((B - 1) / 2.0) : 0.0;
+    r.targets[l] = uniform[l] + offset;
+    r.counts[l] = std::clamp(static_cast<int>(std::lround(r.targets[l])), 0, n_heads);
+    total += r.counts[l];
+  }
+  // Back to exactly K: one head at a time, added to the layer furthest below its target (ties:
+  // less sensitive first), removed from the one furthest above it (ties: more sensitive first).
+  auto gap = [&](int l) { return r.targets[l] - r.counts[l]; };
+  while (total != k_total) {
+    const bool add = total < k_total;
+    int pick = -1;
+    for (int i = 0; i < L; ++i) {
+      const int l = add ? order[i] : order[L - 1 - i];
+      if (add ? r.counts[l] >= n_heads : r.counts[l] <= 0) continue;
+      if (pick < 0 || (add ? gap(l) > gap(pick) : gap(l) < gap(pick))) pick = l;
+    }
+    r.counts[pick] += add ? 1 : -1;
+    total += add ? 1 : -1;
+  }
+  return r;
 }
 
 }  // namespace bosch::search

@@ -15,7 +15,7 @@
 namespace bosch::search {
 
 const std::vector<std::string>& search_methods() {
-  static const std::vector<std::string> m = {"bosch", "bosch-plus", "bosch-single", "bosch-multi", "bosch-layer"};
+  static const std::vector<std::string> m = {"bosch", "bosch-plus", "bosch-single", "bosch-multi", "bosch-layer", "ls"};
   return m;
 }
 
@@ -31,7 +31,8 @@ std::string search_method_description(const std::string& name) {
   if (name == "bosch-single") return "paper ablation: stage 1's choices only, cut or padded to K";
   if (name == "bosch-multi") return "paper ablation: stage 3 over the whole model, no probes or adaptive ratios";
   if (name == "bosch-layer") return "paper ablation: the search at layer granularity";
-  fail("unknown search method '{}' (known: bosch, bosch-plus, bosch-single, bosch-multi, bosch-layer)", name);
+  if (name == "ls") return "control: swap local search from the best static ranking, bosch's budget";
+  fail("unknown search method '{}' (known: bosch, bosch-plus, bosch-single, bosch-multi, bosch-layer, ls)", name);
 }
 
 const SearchResult::Milestone* SearchResult::milestone(const std::string& m) const {
@@ -79,7 +80,8 @@ HeadBits layer_mask(const std::vector<int>& swa_layers, int partial, int rem, in
 HeadBits run_multi_search(Evaluator& ev, const SearchOptions& opt, int k_total, SearchResult& r) {
   const int L = ev.n_layers(), H = ev.n_heads();
   // Uniform counts (floor(K/L) per layer, one more for the K mod L top layers: equal weights),
-  // random heads in each layer, then one LNS group over every layer.
+  // random heads in each layer, then one LNS bucket over every layer (heads move between all
+  // layers).
   const std::vector<int> counts = uniform_counts(std::vector<double>(L, 1.0), H, k_total);
   Rng rng = stream_rng(opt.seed, 7, 0);
   HeadBits bits(static_cast<size_t>(L) * H, 0);
@@ -89,13 +91,73 @@ HeadBits run_multi_search(Evaluator& ev, const SearchOptions& opt, int k_total, 
     for (int h : rng.sample(heads, counts[l])) bits[static_cast<size_t>(l) * H + h] = 1;
   }
   SearchOptions o = opt;
-  o.budget_group = opt.budget_multi >= 0 ? opt.budget_multi : static_cast<int>(4 * ev.n_bits());
+  o.budget_group = opt.budget_multi > 0 ? opt.budget_multi : static_cast<int>(4 * ev.n_bits());
   std::vector<int> layers(L);
   std::iota(layers.begin(), layers.end(), 0);
   GroupResult g = optimise_group(ev, o, layers, bits, opt.seed);
   r.ratios.counts = counts;
+  r.ratios.buckets = {layers};
   r.groups.push_back(g);
   return bits;
+}
+
+int64_t paper_stages_budget(const SearchOptions& opt, int L, int H) {
+  const int c = probe_count(opt.ratio, H);
+  const int64_t probes = std::min<int64_t>(opt.budget_probe, static_cast<int64_t>(n_choose_k_capped(H, c, 1u << 30)));
+  // Stage 3's buckets at auto budgets: B buckets of about L / B layers each.
+  const int B = std::min(opt.buckets, L);
+  int64_t groups = 0;
+  for (int b = 0; b < B; ++b) {
+    const int layers = (b + 1) * L / B - b * L / B;
+    groups += group_budget(opt, layers * H);
+  }
+  return 2 + static_cast<int64_t>(L) * probes + 2 + groups;
+}
+
+HeadBits run_ls_search(Evaluator& ev, const SearchOptions& opt, int k_total, SearchResult& r) {
+  const int N = static_cast<int>(ev.n_bits());
+  const int64_t budget = opt.budget_ls > 0 ? opt.budget_ls : paper_stages_budget(opt, ev.n_layers(), ev.n_heads());
+  // Start: the best top-K mask among the sweep's rankings (ablation, gate) and the caller's.
+  std::vector<NamedRanking> rankings = sweep_rankings(ev);
+  rankings.insert(rankings.end(), opt.starts.begin(), opt.starts.end());
+  ev.set_stage("ls");
+  Progress progress("search (swap local search)", static_cast<size_t>(std::max<int64_t>(0, budget - ev.fresh())));
+  ev.set_progress(&progress);
+  HeadBits cur;
+  double cur_loss = INFINITY;
+  for (const auto& rk : rankings) {
+    HeadBits b = lowest_k(rk.importance, k_total);
+    const double loss = ev.evaluate(b).loss;
+    if (loss < cur_loss) cur_loss = loss, cur = std::move(b), r.start_chosen = rk.name;
+  }
+  // Plain swap local search: every (SWA head, full head) swap in a random order, the first
+  // strict improvement taken, a new order after each; ends at the budget or a local optimum.
+  Rng rng = stream_rng(opt.seed, 8, 0);
+  int stall = 0;
+  const int stall_max = stall_limit(opt, static_cast<int>(std::min<int64_t>(budget, 1 << 24)));
+  bool improved = true;
+  while (improved && ev.fresh() < budget && stall < stall_max) {
+    improved = false;
+    std::vector<std::pair<int, int>> swaps;
+    for (int t = 0; t < N; ++t)
+      for (int f = 0; f < N; ++f)
+        if (cur[t] && !cur[f]) swaps.push_back({t, f});
+    rng.shuffle(swaps);
+    for (auto [t, f] : swaps) {
+      if (ev.fresh() >= budget || stall >= stall_max) break;
+      HeadBits b = cur;
+      b[t] = 0, b[f] = 1;
+      const Evaluation e = ev.evaluate(b);
+      e.fresh ? stall = 0 : ++stall;
+      if (e.loss < cur_loss) {
+        cur = std::move(b), cur_loss = e.loss, improved = true;
+        break;
+      }
+    }
+  }
+  ev.set_progress(nullptr);
+  r.ratios.counts = layer_counts(cur, ev.n_heads());
+  return cur;
 }
 
 HeadBits run_layer_search(Evaluator& ev, const SearchOptions& opt, int k_total, SearchResult& r) {

@@ -37,6 +37,7 @@ struct SimulatedCell {
   std::vector<double> per_instance;     // test S^ of each instance
   std::optional<PairedInterval> vs_baseline;  // search methods: vs the best baseline by mean
   int wins = 0, ties = 0, losses = 0;         // ... per instance (|diff| < 1e-9 is a tie)
+  std::optional<PairedInterval> vs_ls;        // bosch: vs ls, the control of equal budget
 };
 
 struct SimulatedCompareResult {

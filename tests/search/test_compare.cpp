@@ -52,10 +52,11 @@ TEST(Compare, ParsesMethodsAndRatios) {
   const auto all = parse_compare_methods("all", false);
   EXPECT_EQ(all.front(), "bosch");
   EXPECT_EQ(std::count(all.begin(), all.end(), "duo"), 0);
-  // bosch, bosch-plus, bosch-single, bosch-layer + every baseline but duo (bosch-multi by name only)
-  EXPECT_EQ(all.size(), baseline_methods().size() + 3);
+  // bosch, bosch-plus, bosch-single, bosch-layer, ls + every baseline but duo (bosch-multi by name only)
+  EXPECT_EQ(all.size(), baseline_methods().size() + 4);
   EXPECT_EQ(std::count(all.begin(), all.end(), "bosch-multi"), 0);
-  EXPECT_EQ(parse_compare_methods("all", true).size(), baseline_methods().size() + 4);
+  EXPECT_EQ(std::count(all.begin(), all.end(), "ls"), 1);
+  EXPECT_EQ(parse_compare_methods("all", true).size(), baseline_methods().size() + 5);
   EXPECT_EQ(parse_compare_methods("bosch-multi,DCAM", false), (std::vector<std::string>{"bosch-multi", "locality"}));
   EXPECT_EQ(parse_compare_methods("BME, fisher,bosch,bme", false), (std::vector<std::string>{"bme", "gate", "bosch"}));
   EXPECT_THROW(parse_compare_methods("bme,,intr", false), Error);

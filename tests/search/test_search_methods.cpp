@@ -139,7 +139,7 @@ TEST(SearchMethods, MultiHandlesLayersThatAreEntirelySwa) {
   opt.method = "bosch-multi";
   opt.ratio = 0.875;
   opt.budget_multi = 200;
-  opt.destroy_fraction = 0.5;  // neighbourhoods beyond the exact repair: the random repair runs
+  opt.exact_repair = 4;  // repairs beyond every placement: the marginal shortlist runs
   SearchResult r = run_bosch_search(ev, opt);
   EXPECT_EQ(count_ones(r.bits), 42);  // round(0.875 * 48)
 }

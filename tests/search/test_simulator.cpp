@@ -165,3 +165,25 @@ TEST(Simulator, SamplesOfAFamilyLeanOnTheirOwnHeads) {
   EXPECT_NEAR(log_part(full, 0), log_part(full, 4), 1e-12);
   EXPECT_GT(std::abs(log_part(half, 0) - log_part(half, 4)), 1e-6);
 }
+
+// Issue #39's control: ls gets, per instance and ratio, exactly the fresh evaluations bosch spent
+// (stage 1 included), whatever order the methods are listed in.
+TEST(SimulatedCompare, LsGetsTheBudgetBoschSpent) {
+  setenv("BOSCH_QUIET", "1", 1);
+  SimulatedCompareOptions o;
+  o.spec = parse_simulator_spec("synthetic:qwen3-30b-a3b:5");
+  o.instances = 2;
+  o.compare.ratios = {0.75};
+  o.compare.methods = {"ls", "bosch", "gate"};
+  o.compare.window = 64, o.compare.sinks = 4;
+  const SimulatedCompareResult r = run_simulated_compare(o);
+  const SimulatedCell* ls = r.find("ls", 0.75);
+  const SimulatedCell* paper = r.find("bosch", 0.75);
+  ASSERT_TRUE(ls && paper);
+  EXPECT_GT(paper->evaluations, 192) << "stage 1 included";
+  EXPECT_DOUBLE_EQ(ls->evaluations, paper->evaluations);
+  ASSERT_TRUE(paper->vs_ls.has_value());
+  EXPECT_NEAR(paper->vs_ls->diff, paper->test - ls->test, 1e-12);
+  // ls never ends below the best static ranking it started from, on calibration.
+  EXPECT_GE(ls->calib + 1e-9, r.find("gate", 0.75)->calib);
+}
