@@ -128,6 +128,16 @@ HeadBits initial_assignment(const ProbeResult& probe, const std::vector<int>& co
 int group_budget(const SearchOptions& opt, int heads_in_group);
 // Most placements one repair scores (opt.exact_repair, auto 16).
 int repair_limit(const SearchOptions& opt);
+// Stage 3's fresh-evaluation budgets: each bucket's group_budget scaled by bucket_share (all of
+// it when there is one bucket), and the joint phase's, the rest of group_budget(every head)
+// (0 with one bucket or a share of 1).
+struct Stage3Budgets {
+  std::vector<int> buckets;
+  int joint = 0;
+  int64_t total() const;
+};
+Stage3Budgets stage3_budgets(const SearchOptions& opt, const std::vector<int>& bucket_heads, int all_heads,
+                             bool several_buckets);
 // Optimises `assignment` in place, bucket by bucket (ratios.buckets, ratios.counts).
 std::vector<GroupResult> run_group_stage(Evaluator& ev, const SearchOptions& opt, const RatioAssignment& ratios,
                                          HeadBits& assignment);

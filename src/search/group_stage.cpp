@@ -20,13 +20,13 @@
 // C(m, d) <= repair): the cheapest to convert by marginal. Measured and left: a decoy trap (a
 // head cheap alone, costly beside its layer's free heads) defeats this repair from a bad start
 // (tests: GroupStage.LnsRecoversPlantedHeadsOfAGroup); drawing half the shortlist at random from
-// the destroyed heads' layers did not free it and cost 0.01 of S^ on the simulator. Acceptance: strict improvement only. The marginals
-// (each head flipped alone) are measured at the start and again after a whole cycle of d without
-// improvement; an accepted move updates the moved heads' marginals by sign (their flip back).
+// the destroyed heads' layers did not free it and cost 0.01 of S^ on the simulator.
+// Acceptance: strict improvement only. The marginals (each head flipped alone) are measured at
+// the start and again after a whole cycle of d without improvement; an accepted move updates
+// the moved heads' marginals by sign (their flip back).
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <numeric>
 
 #include "search/bosch_search.h"
@@ -60,6 +60,23 @@ int group_budget(const SearchOptions& opt, int heads_in_group) {
 }
 
 int repair_limit(const SearchOptions& opt) { return opt.exact_repair > 0 ? opt.exact_repair : 16; }
+
+Stage3Budgets stage3_budgets(const SearchOptions& opt, const std::vector<int>& bucket_heads, int all_heads,
+                             bool several) {
+  Stage3Budgets b;
+  const double share = several ? opt.bucket_share : 1.0;
+  for (int n : bucket_heads)
+    b.buckets.push_back(std::max(1, static_cast<int>(std::lround(share * group_budget(opt, n)))));
+  if (several && share < 1.0)
+    b.joint = std::max(1, static_cast<int>(std::lround((1.0 - share) * group_budget(opt, all_heads))));
+  return b;
+}
+
+int64_t Stage3Budgets::total() const {
+  int64_t t = joint;
+  for (int x : buckets) t += x;
+  return t;
+}
 
 namespace {
 
@@ -188,40 +205,34 @@ std::vector<GroupResult> run_group_stage(Evaluator& ev, const SearchOptions& opt
                                          HeadBits& assignment) {
   const int H = ev.n_heads();
   // Buckets in order of sensitivity, least sensitive (highest ratio, easiest) first; a bucket
-  // whose heads are all SWA or all full has nothing to choose.
+  // whose heads are all SWA or all full has nothing to choose. Then the joint phase: every layer
+  // in one bucket, with the rest of a whole-model budget.
   std::vector<std::vector<int>> buckets;
-  size_t budget = 0;
-  const bool several = ratios.buckets.size() > 1;
-  const double share = several ? opt.bucket_share : 1.0;
+  std::vector<int> bucket_heads;
   for (const auto& layers : ratios.buckets) {
     int swa = 0;
     for (int l : layers) swa += ratios.counts[l];
     const int n = static_cast<int>(layers.size()) * H;
     if (swa == 0 || swa == n) continue;
     buckets.push_back(layers);
-    budget += static_cast<size_t>(std::lround(share * group_budget(opt, n)));
+    bucket_heads.push_back(n);
   }
-  // Then the joint phase: every layer in one bucket, with the rest of a whole-model budget.
-  std::vector<int> joint;
-  int joint_budget = 0;
-  if (several && share < 1.0) {
-    for (int l = 0; l < static_cast<int>(ratios.counts.size()); ++l) joint.push_back(l);
-    joint_budget = std::max(1, static_cast<int>(std::lround((1.0 - share) * group_budget(opt, static_cast<int>(joint.size()) * H))));
-    budget += static_cast<size_t>(joint_budget);
-  }
-  Progress progress("search stage 3/3 (bucket LNS)", budget);
+  const int L = static_cast<int>(ratios.counts.size());
+  const Stage3Budgets budgets = stage3_budgets(opt, bucket_heads, L * H, ratios.buckets.size() > 1);
+  Progress progress("search stage 3/3 (bucket LNS)", static_cast<size_t>(budgets.total()));
   ev.set_progress(&progress);
   ev.set_stage("group");
   std::vector<GroupResult> out;
+  SearchOptions o = opt;
   for (size_t b = 0; b < buckets.size(); ++b) {
-    SearchOptions o = opt;
-    o.budget_group = std::max(1, static_cast<int>(std::lround(share * group_budget(opt, static_cast<int>(buckets[b].size()) * H))));
+    o.budget_group = budgets.buckets[b];
     out.push_back(optimise_group(ev, o, buckets[b], assignment, static_cast<uint64_t>(b)));
   }
-  if (!joint.empty()) {  // the buckets' totals may now change: one LNS over every layer
-    SearchOptions o = opt;
-    o.budget_group = joint_budget;
-    out.push_back(optimise_group(ev, o, joint, assignment, static_cast<uint64_t>(buckets.size())));
+  if (budgets.joint > 0) {  // the buckets' totals may now change: one LNS over every layer
+    std::vector<int> all(L);
+    std::iota(all.begin(), all.end(), 0);
+    o.budget_group = budgets.joint;
+    out.push_back(optimise_group(ev, o, all, assignment, static_cast<uint64_t>(buckets.size())));
     out.back().joint = true;
   }
   ev.set_progress(nullptr);

@@ -104,14 +104,12 @@ HeadBits run_multi_search(Evaluator& ev, const SearchOptions& opt, int k_total, 
 int64_t paper_stages_budget(const SearchOptions& opt, int L, int H) {
   const int c = probe_count(opt.ratio, H);
   const int64_t probes = std::min<int64_t>(opt.budget_probe, static_cast<int64_t>(n_choose_k_capped(H, c, 1u << 30)));
-  // Stage 3's buckets at auto budgets: B buckets of about L / B layers each.
-  const int B = std::min(opt.buckets, L);
-  int64_t groups = 0;
-  for (int b = 0; b < B; ++b) {
-    const int layers = (b + 1) * L / B - b * L / B;
-    groups += group_budget(opt, layers * H);
-  }
-  return 2 + static_cast<int64_t>(L) * probes + 2 + groups;
+  // Stage 3 at the buckets' sizes stage 2 would give (their sizes do not depend on the drops).
+  const RatioAssignment tiers = assign_ratios(std::vector<double>(L, 0.0), H, target_count(opt.ratio, L, H), opt.buckets);
+  std::vector<int> bucket_heads;
+  for (const auto& b : tiers.buckets) bucket_heads.push_back(static_cast<int>(b.size()) * H);
+  // References (2), probes, stage 2's start and guard (2), stage 3.
+  return 2 + static_cast<int64_t>(L) * probes + 2 + stage3_budgets(opt, bucket_heads, L * H, tiers.buckets.size() > 1).total();
 }
 
 HeadBits run_ls_search(Evaluator& ev, const SearchOptions& opt, int k_total, SearchResult& r) {
@@ -133,10 +131,10 @@ HeadBits run_ls_search(Evaluator& ev, const SearchOptions& opt, int k_total, Sea
   // Plain swap local search: every (SWA head, full head) swap in a random order, the first
   // strict improvement taken, a new order after each; ends at the budget or a local optimum.
   Rng rng = stream_rng(opt.seed, 8, 0);
-  int stall = 0;
-  const int stall_max = stall_limit(opt, static_cast<int>(std::min<int64_t>(budget, 1 << 24)));
+  const int left = static_cast<int>(std::clamp<int64_t>(budget - ev.fresh(), 0, 1 << 30));
+  BudgetedEval s{ev, left, stall_limit(opt, static_cast<int>(std::min<int64_t>(budget, 1 << 24)))};
   bool improved = true;
-  while (improved && ev.fresh() < budget && stall < stall_max) {
+  while (improved && !s.exhausted()) {
     improved = false;
     std::vector<std::pair<int, int>> swaps;
     for (int t = 0; t < N; ++t)
@@ -144,11 +142,10 @@ HeadBits run_ls_search(Evaluator& ev, const SearchOptions& opt, int k_total, Sea
         if (cur[t] && !cur[f]) swaps.push_back({t, f});
     rng.shuffle(swaps);
     for (auto [t, f] : swaps) {
-      if (ev.fresh() >= budget || stall >= stall_max) break;
+      if (s.exhausted()) break;
       HeadBits b = cur;
       b[t] = 0, b[f] = 1;
-      const Evaluation e = ev.evaluate(b);
-      e.fresh ? stall = 0 : ++stall;
+      const Evaluation e = s.eval(b);
       if (e.loss < cur_loss) {
         cur = std::move(b), cur_loss = e.loss, improved = true;
         break;
