@@ -190,12 +190,12 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
       // Stage 3.
       stage("groups", [&] {
         r.groups = run_group_stage(ev, opt, r.ratios, r.bits);
-        int budget = 0, iterations = 0, accepted = 0, moved = 0;
+        int budget = 0, iterations = 0, accepted = 0, moved = 0, joint = 0;
         for (const auto& g : r.groups)
-          budget += g.budget, iterations += g.lns_iterations, accepted += g.accepted, moved += g.moved;
-        return fmt::format("{} buckets, budget {} evaluations, {} LNS iterations, {} accepted ({} heads moved), "
-                           "heads per layer {}", r.groups.size(), budget, iterations, accepted, moved,
-                           fmt::join(layer_counts(r.bits, H), ","));
+          budget += g.budget, iterations += g.lns_iterations, accepted += g.accepted, moved += g.moved, joint += g.joint;
+        return fmt::format("{} buckets{}, budget {} evaluations, {} LNS iterations, {} accepted ({} heads moved), "
+                           "heads per layer {}", r.groups.size() - joint, joint ? " + joint phase" : "", budget,
+                           iterations, accepted, moved, fmt::join(layer_counts(r.bits, H), ","));
       });
       milestone("bosch", r.bits);
     }
