@@ -91,13 +91,13 @@ void run_attention_bench(const AttentionBenchOptions& o) {
 BenchRegistrar reg("attention", "time of a full vs an all-SWA attention layer (ratio, GFLOP/s)",
                    [](CLI::App& app) {
   auto o = std::make_shared<AttentionBenchOptions>();
-  app.add_option("--n", o->n, "tokens (queries = keys)")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--head-dim", o->head_dim, "head dimension")->check(CLI::Range(1, 1024));
-  app.add_option("--heads", o->heads, "query heads")->check(CLI::Range(1, 1024));
-  app.add_option("--kv-heads", o->kv_heads, "KV heads")->check(CLI::Range(1, 1024));
-  app.add_option("--window", o->window, "SWA window W")->check(CLI::Range(1, 1 << 30));
-  app.add_option("--sinks", o->sinks, "SWA sink tokens S")->check(CLI::Range(0, 1 << 30));
-  app.add_option("--repeats", o->repeats, "timed runs; the best counts")->check(CLI::Range(1, 100));
+  add_opt(app, "--n", o->n, "tokens (queries = keys)")->check(CLI::Range(1, 1 << 20));
+  add_opt(app, "--head-dim", o->head_dim, "head dimension")->check(CLI::Range(1, 1024));
+  add_opt(app, "--heads", o->heads, "query heads")->check(CLI::Range(1, 1024));
+  add_opt(app, "--kv-heads", o->kv_heads, "KV heads")->check(CLI::Range(1, 1024));
+  add_opt(app, "--window", o->window, "SWA window W")->check(CLI::Range(1, 1 << 30));
+  add_opt(app, "--sinks", o->sinks, "SWA sink tokens S")->check(CLI::Range(0, 1 << 30));
+  add_opt(app, "--repeats", o->repeats, "timed runs; the best counts")->check(CLI::Range(1, 100));
   app.callback([o] { run_attention_bench(*o); });
 });
 

@@ -6,6 +6,7 @@
 // measures the mask. The context before the measured prefill is filled with synthetic K/V
 // unless --real-fill (speed does not depend on the values; a real 32K prefill takes hours on
 // a small machine).
+#include <charconv>
 #include <algorithm>
 #include <chrono>
 #include <numeric>
@@ -19,6 +20,7 @@
 #include "model/hybrid_kv_cache.h"
 #include "model/model.h"
 #include "model/model_writer.h"
+#include "util/checked.h"
 #include "util/error.h"
 #include "util/progress.h"
 
@@ -111,8 +113,11 @@ void run(const DecodeOptions& o) {
   std::stringstream ss(o.contexts);
   for (std::string item; std::getline(ss, item, ',');) {
     int64_t v = 0;
-    try { v = std::stoll(item); } catch (const std::exception&) { v = 0; }
-    check(v > o.prefill, "--context: '{}' must be an integer above --prefill ({})", item, o.prefill);
+    const auto r = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (r.ec != std::errc() || r.ptr != item.data() + item.size()) v = 0;
+    // 2^22 tokens: the synthetic KV of a small model at that context is already gigabytes.
+    check(v > o.prefill && v <= (int64_t{1} << 22), "--context: '{}' must be an integer in ({}, {}] (above --prefill)",
+          excerpt(item, 40), o.prefill, int64_t{1} << 22);
     contexts.push_back(v);
   }
   check(!contexts.empty() && o.prefill >= 1 && o.chunk >= 1 && o.decode >= 1,
@@ -156,19 +161,19 @@ void run(const DecodeOptions& o) {
 BenchRegistrar reg("decode", "KV bytes, prefill and decode tokens/s: full attention vs the hybrid KV cache",
                    [](CLI::App& app) {
                      auto o = std::make_shared<DecodeOptions>();
-                     app.add_option("model", o->model, "model (default: the embedded model)");
-                     app.add_option("--random", o->random, "use an in-memory random model ARCH:LIKE, e.g. qwen3:0.6b");
-                     app.add_option("--mask", o->mask, "mask file for the hybrid column (default: random, --rho)");
-                     app.add_option("--rho", o->rho, "SWA fraction of KV heads per layer when no --mask");
-                     app.add_option("--window", o->window, "W of the random mask");
-                     app.add_option("--sinks", o->sinks, "S of the random mask");
-                     app.add_option("--context", o->contexts, "comma-separated context lengths");
-                     app.add_option("--prefill", o->prefill, "tokens of the measured prefill at each context");
-                     app.add_option("--chunk", o->chunk, "prefill chunk size");
-                     app.add_option("--decode", o->decode, "measured decode steps");
-                     app.add_option("--seed", o->seed, "seed of the random mask, tokens and synthetic K/V");
+                     add_opt(app, "model", o->model, "model (default: the embedded model)");
+                     add_opt(app, "--random", o->random, "use an in-memory random model ARCH:LIKE, e.g. qwen3:0.6b");
+                     add_opt(app, "--mask", o->mask, "mask file for the hybrid column (default: random, --rho)");
+                     add_opt(app, "--rho", o->rho, "SWA fraction of KV heads per layer when no --mask")->check(CLI::Range(0.0, 1.0));
+                     add_opt(app, "--window", o->window, "W of the random mask")->check(CLI::Range(1, 1 << 24));
+                     add_opt(app, "--sinks", o->sinks, "S of the random mask")->check(CLI::Range(0, 1 << 24));
+                     add_opt(app, "--context", o->contexts, "comma-separated context lengths");
+                     add_opt(app, "--prefill", o->prefill, "tokens of the measured prefill at each context")->check(CLI::Range(1, 1 << 20));
+                     add_opt(app, "--chunk", o->chunk, "prefill chunk size")->check(CLI::Range(1, 1 << 20));
+                     add_opt(app, "--decode", o->decode, "measured decode steps")->check(CLI::Range(1, 1 << 20));
+                     add_opt(app, "--seed", o->seed, "seed of the random mask, tokens and synthetic K/V");
                      app.add_flag("--real-fill", o->real_fill, "prefill the whole context for real (slow)");
-                     app.add_option("--kv-type", o->kv_type, "KV cache values: f32 or f16")
+                     add_opt(app, "--kv-type", o->kv_type, "KV cache values: f32 or f16")
                          ->check(CLI::IsMember({"f32", "f16"}));
                      app.callback([o] { run(*o); });
                    });

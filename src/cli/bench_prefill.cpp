@@ -126,12 +126,12 @@ void run(const PrefillOptions& o) {
 BenchRegistrar reg("prefill", "prefill speed, linear-layer GFLOP/s vs sgemm peak, SWA vs full attention",
                    [](CLI::App& app) {
                      auto o = std::make_shared<PrefillOptions>();
-                     app.add_option("model", o->model, "model (default: the embedded model)");
-                     app.add_option("--tokens", o->tokens, "prefill length")->check(CLI::Range(1, 1 << 20));
-                     app.add_option("--attn-n", o->attn_n, "sequence length of the attention comparison");
-                     app.add_option("--window", o->window, "SWA window of the attention comparison");
-                     app.add_option("--sinks", o->sinks, "SWA sinks of the attention comparison");
-                     app.add_option("--repeats", o->repeats, "timed passes (each paired with a peak measurement)")->check(CLI::Range(1, 1000));
+                     add_opt(app, "model", o->model, "model (default: the embedded model)");
+                     add_opt(app, "--tokens", o->tokens, "prefill length")->check(CLI::Range(1, 1 << 20));
+                     add_opt(app, "--attn-n", o->attn_n, "sequence length of the attention comparison")->check(CLI::Range(1, 1 << 18));
+                     add_opt(app, "--window", o->window, "SWA window of the attention comparison")->check(CLI::Range(1, 1 << 24));
+                     add_opt(app, "--sinks", o->sinks, "SWA sinks of the attention comparison")->check(CLI::Range(0, 1 << 24));
+                     add_opt(app, "--repeats", o->repeats, "timed passes (each paired with a peak measurement)")->check(CLI::Range(1, 1000));
                      app.callback([o] { run(*o); });
                    });
 

@@ -120,12 +120,12 @@ void run(const QdotOptions& o) {
 BenchRegistrar reg("qdot", "decode dot kernels per weight type: float vs decode x (int8; bf16), weight GB/s vs memory bandwidth",
                    [](CLI::App& app) {
   auto o = std::make_shared<QdotOptions>();
-  app.add_option("--mib", o->mib, "bytes of each weight matrix (larger than the caches)")->check(CLI::Range(1, 1 << 14));
-  app.add_option("--cols", o->cols, "row length (a multiple of 256)")->check(CLI::Range(256, 1 << 16));
-  app.add_option("--split-kib", o->split_kib,
+  add_opt(app, "--mib", o->mib, "bytes of each weight matrix (larger than the caches)")->check(CLI::Range(1, 1 << 14));
+  add_opt(app, "--cols", o->cols, "row length (a multiple of 256)")->check(CLI::Range(256, 1 << 16));
+  add_opt(app, "--split-kib", o->split_kib,
                  "also the same bytes as a chain of products of this size, as a decode token runs them")
       ->check(CLI::Range(16, 1 << 20));
-  app.add_option("--repeats", o->repeats, "timed products per path; the best counts")->check(CLI::Range(1, 1000));
+  add_opt(app, "--repeats", o->repeats, "timed products per path; the best counts")->check(CLI::Range(1, 1000));
   app.callback([o] {
     check(o->cols % 256 == 0, "bench qdot: --cols {} is not a multiple of 256", o->cols);
     run(*o);

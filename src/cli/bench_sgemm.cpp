@@ -19,9 +19,9 @@ struct SgemmOptions {
 BenchRegistrar reg("sgemm", "measured sgemm GFLOP/s (square 1024..2048, best of a few runs)",
                    [](CLI::App& app) {
   auto o = std::make_shared<SgemmOptions>();
-  app.add_option("--max-size", o->max_size, "largest square size (from 1024, step 512)")
+  add_opt(app, "--max-size", o->max_size, "largest square size (from 1024, step 512)")
       ->check(CLI::Range(1, 8192));
-  app.add_option("--repeats", o->repeats, "timed runs per size; the best counts")->check(CLI::Range(1, 100));
+  add_opt(app, "--repeats", o->repeats, "timed runs per size; the best counts")->check(CLI::Range(1, 100));
   app.callback([o] {
     const double g = measure_sgemm_gflops(o->max_size, o->repeats);
     fmt::print("sgemm: {:.1f} GFLOP/s (float32, square up to {}, best of {}, {} threads)\n", g,

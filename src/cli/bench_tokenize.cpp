@@ -127,8 +127,8 @@ void run_bench(const BenchOptions& o) {
 
 BenchRegistrar reg("tokenize", "tokenizer encode MB/s vs the JavaScript reference", [](CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
-  app.add_option("tokenizer", o->tokenizer, "tokenizer.json / model dir / .gguf (default: the reference's Qwen3 tokenizer.json)");
-  app.add_option("--mb", o->mb, "size of the text in MB")->check(CLI::Range(0.1, 256.0));
+  add_opt(app, "tokenizer", o->tokenizer, "tokenizer.json / model dir / .gguf (default: the reference's Qwen3 tokenizer.json)");
+  add_opt(app, "--mb", o->mb, "size of the text in MB")->check(CLI::Range(0.1, 256.0));
   app.add_flag("--no-reference", o->no_reference, "do not run the JavaScript reference");
   app.callback([o] { run_bench(*o); });
 });

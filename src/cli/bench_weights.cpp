@@ -136,13 +136,13 @@ void run(const WeightsOptions& o) {
 BenchRegistrar reg("weights", "weights in their stored type: decode GB/s vs memory bandwidth, peak RSS vs file size",
                    [](CLI::App& app) {
   auto o = std::make_shared<WeightsOptions>();
-  app.add_option("model", o->model, "model (default: the embedded model)");
-  app.add_option("--tokens", o->tokens, "prompt length of the prefill")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--decode", o->decode, "timed decode steps")->check(CLI::Range(1, 100000));
-  app.add_option("--bandwidth-mib", o->bandwidth_mib, "size of the bandwidth buffer")->check(CLI::Range(64, 1 << 16));
-  app.add_option("--paired-mib", o->paired_mib, "size of the bandwidth read after each paired decode step")
+  add_opt(app, "model", o->model, "model (default: the embedded model)");
+  add_opt(app, "--tokens", o->tokens, "prompt length of the prefill")->check(CLI::Range(1, 1 << 20));
+  add_opt(app, "--decode", o->decode, "timed decode steps")->check(CLI::Range(1, 100000));
+  add_opt(app, "--bandwidth-mib", o->bandwidth_mib, "size of the bandwidth buffer")->check(CLI::Range(64, 1 << 16));
+  add_opt(app, "--paired-mib", o->paired_mib, "size of the bandwidth read after each paired decode step")
       ->check(CLI::Range(64, 1 << 16));
-  app.add_option("--kv-type", o->kv_type, "KV cache values: f32 or f16")->check(CLI::IsMember({"f32", "f16"}));
+  add_opt(app, "--kv-type", o->kv_type, "KV cache values: f32 or f16")->check(CLI::IsMember({"f32", "f16"}));
   app.callback([o] { run(*o); });
 });
 

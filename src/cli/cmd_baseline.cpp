@@ -59,11 +59,11 @@ CommandRegistrar reg("baseline", "a baseline mask (layer-level RAND/INTR/BME or 
   auto o = std::make_shared<BaselineCliOptions>();
   std::string methods;
   for (const auto& m : search::baseline_methods()) methods += fmt::format("\n  {:<11} {}", m, search::baseline_description(m));
-  app.add_option("model", o->exp.model, "a .gguf file or Hugging Face directory (default: the embedded model)");
-  app.add_option("--method", o->method, "baseline:" + methods)->required();
-  app.add_option("--ratio", o->ratio, "target fraction of SWA heads (K = round(ratio * layers * KV heads))")
+  add_opt(app, "model", o->exp.model, "a .gguf file or Hugging Face directory (default: the embedded model)");
+  add_opt(app, "--method", o->method, "baseline:" + methods)->required();
+  add_opt(app, "--ratio", o->ratio, "target fraction of SWA heads (K = round(ratio * layers * KV heads))")
       ->required()->check(CLI::Range(0.0, 1.0));
-  app.add_option("--out", o->out, "mask file to write (JSON)")->required();
+  add_opt(app, "--out", o->out, "mask file to write (JSON)")->required();
   add_experiment_options(app, o->exp, o->no_chat);
   app.callback([o] { run_baseline(*o); });
 });

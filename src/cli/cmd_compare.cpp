@@ -59,6 +59,8 @@ void run_simulated_compare_cli(const CompareCliOptions& o) {
   so.compare.sinks = o.exp.sinks;
   check(o.journal_dir.empty() && !o.resume, "--journal-dir/--resume: a simulator compare takes seconds per "
         "instance and keeps no journal");
+  if (!o.json_out.empty()) check_output_file(o.json_out, "--json");  // before the run, not after
+  if (!o.report_dir.empty()) prepare_output_dir(o.report_dir, "--report");
   const search::SimulatedCompareResult r = search::run_simulated_compare(so);
   if (mpi::rank() != 0) return;  // no model to split: every rank ran the same; rank 0 alone writes
   const std::string md = search::simulated_markdown(r);
@@ -68,7 +70,6 @@ void run_simulated_compare_cli(const CompareCliOptions& o) {
                    {"window", o.exp.window}, {"sinks", o.exp.sinks}};
   if (!o.json_out.empty()) write_file_atomic(o.json_out, j.dump(2) + "\n");
   if (!o.report_dir.empty()) {
-    std::filesystem::create_directories(o.report_dir);
     write_file_atomic(o.report_dir + "/report.md",
                       fmt::format("# bosch compare: {}\n\n{}", o.exp.calib.objective, md));
     write_file_atomic(o.report_dir + "/compare.json", j.dump(2) + "\n");
@@ -122,7 +123,11 @@ void run_compare_cli(CompareCliOptions o) {
   co.sinks = o.exp.sinks;
   co.journal_dir = o.journal_dir;
   co.resume = o.resume;
-  if (!co.journal_dir.empty() && mpi::rank() == 0) std::filesystem::create_directories(co.journal_dir);
+  if (mpi::rank() == 0) {  // every output checked before the run, not after it
+    if (!o.json_out.empty()) check_output_file(o.json_out, "--json");
+    if (!o.report_dir.empty()) prepare_output_dir(o.report_dir, "--report");
+    if (!co.journal_dir.empty()) prepare_output_dir(co.journal_dir, "--journal-dir");
+  }
   search::CompareResult r = search::run_compare(calib, *test, runner, co);
   r.exact_metric = exact_metric;
 
@@ -161,39 +166,39 @@ void run_compare_cli(CompareCliOptions o) {
 
 CommandRegistrar reg("compare", "the search and every baseline at several ratios, scored on the held-out test split", [](CLI::App& app) {
   auto o = std::make_shared<CompareCliOptions>();
-  app.add_option("model", o->exp.model, "a .gguf file or Hugging Face directory (default: the embedded model)");
-  app.add_option("--ratios", o->ratios, "SWA ratios, comma-separated")->capture_default_str();
-  app.add_option("--methods", o->methods, "all, or a comma-separated list of bosch and baseline names (see bosch baseline --help)")
+  add_opt(app, "model", o->exp.model, "a .gguf file or Hugging Face directory (default: the embedded model)");
+  add_opt(app, "--ratios", o->ratios, "SWA ratios, comma-separated")->capture_default_str();
+  add_opt(app, "--methods", o->methods, "all, or a comma-separated list of bosch and baseline names (see bosch baseline --help)")
       ->capture_default_str();
   add_experiment_options(app, o->exp, o->no_chat);
-  app.add_option("--test-lengths", o->test_lengths, "test sample lengths (default: --lengths)")->delimiter(',');
-  app.add_option("--test-depths", o->test_depths, "test needle depths per length")->capture_default_str()->check(CLI::Range(1, 1001));
-  app.add_option("--test-samples", o->test_samples, "test samples per (family, length, depth); text: chunks per length; longbench: per file")
+  add_opt(app, "--test-lengths", o->test_lengths, "test sample lengths (default: --lengths)")->delimiter(',')->check(CLI::Range(16, 1 << 24));
+  add_opt(app, "--test-depths", o->test_depths, "test needle depths per length")->capture_default_str()->check(CLI::Range(1, 1001));
+  add_opt(app, "--test-samples", o->test_samples, "test samples per (family, length, depth); text: chunks per length; longbench: per file")
       ->capture_default_str()->check(CLI::Range(1, 1 << 20));
-  app.add_option("--test-objective", o->test_objective,
+  add_opt(app, "--test-objective", o->test_objective,
                  "held-out data the masks are scored on: text:FILE (-NLL) or longbench:DIR (default: the "
                  "NIAH test split of the --objective families; needed when --objective is not niah)");
-  app.add_option("--test-seed", o->test_seed, "seed of the test samples (default: --seed; the split keeps them disjoint)");
-  app.add_option("--budget-probe", o->search.budget_probe, "search stage 1: evaluations per layer")->capture_default_str()->check(CLI::Range(1, 1 << 24));
-  app.add_option("--budget-group", o->search.budget_group, "search stage 3: evaluations per ratio bucket (-1: auto)")->capture_default_str()->check(CLI::Range(-1, 1 << 24));
-  app.add_option("--buckets", o->search.buckets, "search stage 2: coarse ratio buckets")->capture_default_str()->check(CLI::Range(1, 64));
-  app.add_option("--bucket-share", o->search.bucket_share, "stage 3: share of its budget spent inside the ratio buckets "
+  add_opt(app, "--test-seed", o->test_seed, "seed of the test samples (default: --seed; the split keeps them disjoint)");
+  add_opt(app, "--budget-probe", o->search.budget_probe, "search stage 1: evaluations per layer")->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  add_opt(app, "--budget-group", o->search.budget_group, "search stage 3: evaluations per ratio bucket (-1: auto)")->capture_default_str()->check(CLI::Range(-1, 1 << 24));
+  add_opt(app, "--buckets", o->search.buckets, "search stage 2: coarse ratio buckets")->capture_default_str()->check(CLI::Range(1, 64));
+  add_opt(app, "--bucket-share", o->search.bucket_share, "stage 3: share of its budget spent inside the ratio buckets "
                  "(the rest: one joint bucket of every layer)")->capture_default_str()->check(CLI::Range(0.01, 1.0));
-  app.add_option("--budget-polish", o->search.budget_polish, "search polish: evaluations of cross-layer swaps (-1: auto, 2 x the number of KV heads; 0: the paper's three stages only)")->capture_default_str()->check(CLI::Range(-1, 1 << 24));
-  app.add_option("--budget-multi", o->search.budget_multi, "bosch-multi: evaluations (-1: auto, 4 x the number of KV heads)")->capture_default_str()->check(CLI::Range(-1, 1 << 24));
-  app.add_option("--budget-layer", o->search.budget_layer, "bosch-layer: evaluations (-1: auto, layers^2)")->capture_default_str()->check(CLI::Range(-1, 1 << 24));
+  add_opt(app, "--budget-polish", o->search.budget_polish, "search polish: evaluations of cross-layer swaps (-1: auto, 2 x the number of KV heads; 0: the paper's three stages only)")->capture_default_str()->check(CLI::Range(-1, 1 << 24));
+  add_opt(app, "--budget-multi", o->search.budget_multi, "bosch-multi: evaluations (-1: auto, 4 x the number of KV heads)")->capture_default_str()->check(CLI::Range(-1, 1 << 24));
+  add_opt(app, "--budget-layer", o->search.budget_layer, "bosch-layer: evaluations (-1: auto, layers^2)")->capture_default_str()->check(CLI::Range(-1, 1 << 24));
   add_removed_destroy_flag(app);
-  app.add_option("--alpha", o->alpha, "weight of the search's ratio penalty")->capture_default_str();
-  app.add_option("--journal-dir", o->journal_dir, "journal each search run in DIR/search-r<ratio>.jsonl");
+  add_opt(app, "--alpha", o->alpha, "weight of the search's ratio penalty")->capture_default_str()->check(CLI::Range(0.0, 1e6));
+  add_opt(app, "--journal-dir", o->journal_dir, "journal each search run in DIR/search-r<ratio>.jsonl");
   app.add_flag("--resume", o->resume,
                "continue a killed compare: replay the searches journaled in --journal-dir (same masks)")
       ->needs("--journal-dir");
-  app.add_option("--instances", o->instances, "--objective synthetic:SHAPE[:SEED]: simulator instances (seeds SEED, SEED+1, ...)")
+  add_opt(app, "--instances", o->instances, "--objective synthetic:SHAPE[:SEED]: simulator instances (seeds SEED, SEED+1, ...)")
       ->capture_default_str()->check(CLI::Range(1, 100000));
-  app.add_option("--sim-calib-samples", o->sim_calib_samples, "--objective synthetic:SHAPE: calibration samples per "
+  add_opt(app, "--sim-calib-samples", o->sim_calib_samples, "--objective synthetic:SHAPE: calibration samples per "
                  "instance (default 64, the paper's)")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--json", o->json_out, "write the results as JSON ({\"results\": [...]})");
-  app.add_option("--report", o->report_dir, "write report.md, masks/*.svg, masks/*.json, sensitivity.svg, compare.json into DIR");
+  add_opt(app, "--json", o->json_out, "write the results as JSON ({\"results\": [...]})");
+  add_opt(app, "--report", o->report_dir, "write report.md, masks/*.svg, masks/*.json, sensitivity.svg, compare.json into DIR");
   app.callback([o] { run_compare_cli(*o); });
 });
 

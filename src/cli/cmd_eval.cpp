@@ -150,27 +150,27 @@ void run_eval(const EvalOptions& o) {
 
 CommandRegistrar reg("eval", "score a model (optionally under a mask) on NIAH or LongBench", [](CLI::App& app) {
   auto o = std::make_shared<EvalOptions>();
-  app.add_option("model", o->model, "a .gguf file or Hugging Face directory (default: the embedded model)");
-  app.add_option("--mask", o->mask, "a mask file, 'full' (default) or 'all-swa' (with --window, --sinks)");
-  app.add_option("--window", o->window, "window W for --mask all-swa (and the --normalize reference)")->check(CLI::Range(0, 1 << 30));
-  app.add_option("--sinks", o->sinks, "sink tokens S for --mask all-swa")->check(CLI::Range(0, 1 << 30));
-  app.add_option("--suite", o->suite, "niah, niah:FAMILY,... (single_noise, single_text, single_uuid, multikey, "
+  add_opt(app, "model", o->model, "a .gguf file or Hugging Face directory (default: the embedded model)");
+  add_opt(app, "--mask", o->mask, "a mask file, 'full' (default) or 'all-swa' (with --window, --sinks)");
+  add_opt(app, "--window", o->window, "window W for --mask all-swa (and the --normalize reference)")->check(CLI::Range(0, 1 << 30));
+  add_opt(app, "--sinks", o->sinks, "sink tokens S for --mask all-swa")->check(CLI::Range(0, 1 << 30));
+  add_opt(app, "--suite", o->suite, "niah, niah:FAMILY,... (single_noise, single_text, single_uuid, multikey, "
                                       "multikey_uuid, multivalue, multiquery, passkey) or longbench");
-  app.add_option("--lengths", o->lengths, "NIAH lengths in tokens, e.g. 1024,2048")->delimiter(',')->check(CLI::Range(16, 1 << 24));
-  app.add_option("--depths", o->depths, "number of needle depths, evenly from 0% to 100%")->check(CLI::Range(1, 1001));
-  auto* samples = app.add_option("--samples", o->samples, "samples per (family, length, depth); LongBench: per dataset")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--seed", o->seed, "generator seed");
-  app.add_option("--split", o->split, "calib or test (default test); calib and test never share a needle");
-  app.add_option("--haystack", o->haystack, "text haystack: markov (default), noise, or a UTF-8 text file");
-  app.add_option("--mode", o->mode, "tf (teacher-forced, default) or generate (greedy + RULER string_match_all)");
-  app.add_option("--max-new-tokens", o->max_new_tokens, "generate mode: tokens per answer (default: max(64, 2x answer))");
+  add_opt(app, "--lengths", o->lengths, "NIAH lengths in tokens, e.g. 1024,2048")->delimiter(',')->check(CLI::Range(16, 1 << 24));
+  add_opt(app, "--depths", o->depths, "number of needle depths, evenly from 0% to 100%")->check(CLI::Range(1, 1001));
+  auto* samples = add_opt(app, "--samples", o->samples, "samples per (family, length, depth); LongBench: per dataset")->check(CLI::Range(1, 1 << 20));
+  add_opt(app, "--seed", o->seed, "generator seed");
+  add_opt(app, "--split", o->split, "calib or test (default test); calib and test never share a needle");
+  add_opt(app, "--haystack", o->haystack, "text haystack: markov (default), noise, or a UTF-8 text file");
+  add_opt(app, "--mode", o->mode, "tf (teacher-forced, default) or generate (greedy + RULER string_match_all)");
+  add_opt(app, "--max-new-tokens", o->max_new_tokens, "generate mode: tokens per answer (default: max(64, 2x answer))");
   app.add_flag("--no-chat-template", o->no_chat, "do not wrap prompts in the model's chat template");
   app.add_flag("--normalize", o->normalize, "also score full and all-SWA, report (S - S_allswa) / (S_full - S_allswa)");
-  app.add_option("--json", o->json_out, "write scores and the exact settings as JSON");
-  app.add_option("--svg", o->svg_out, "write the NIAH length x depth heatmap");
-  app.add_option("--data", o->data, "LongBench: JSONL files or directories")->delimiter(',');
-  app.add_option("--datasets", o->datasets, "LongBench: only these datasets (e.g. hotpotqa,trec)")->delimiter(',');
-  app.add_option("--max-prompt-tokens", o->max_prompt_tokens, "LongBench: prompt budget (pred.py max_length)")->check(CLI::Range(16, 1 << 24));
+  add_opt(app, "--json", o->json_out, "write scores and the exact settings as JSON");
+  add_opt(app, "--svg", o->svg_out, "write the NIAH length x depth heatmap");
+  add_opt(app, "--data", o->data, "LongBench: JSONL files or directories")->delimiter(',');
+  add_opt(app, "--datasets", o->datasets, "LongBench: only these datasets (e.g. hotpotqa,trec)")->delimiter(',');
+  add_opt(app, "--max-prompt-tokens", o->max_prompt_tokens, "LongBench: prompt budget (pred.py max_length)")->check(CLI::Range(16, 1 << 24));
   app.callback([o, samples] {
     o->samples_given = samples->count() > 0;
     run_eval(*o);

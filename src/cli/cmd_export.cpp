@@ -85,25 +85,25 @@ CommandRegistrar reg_export(
     "export-mask", "write a mask for another tool (DuoAttention, Razor lists, per-layer windows, GGUF copy)",
     [](CLI::App& app) {
       auto o = std::make_shared<ExportOptions>();
-      app.add_option("mask", o->mask, "mask file (bosch-mask JSON)")->required();
-      app.add_option("--format", o->format, "duo | razor | layer-windows | gguf")->required();
-      app.add_option("--model", o->model, "model to check the mask against (required for gguf: the file to copy)");
-      app.add_option("--max-context", o->max_context, "window written for full layers (layer-windows)");
-      app.add_option("--out", o->out, "output directory (duo) or file")->required();
+      add_opt(app, "mask", o->mask, "mask file (bosch-mask JSON)")->required();
+      add_opt(app, "--format", o->format, "duo | razor | layer-windows | gguf")->required();
+      add_opt(app, "--model", o->model, "model to check the mask against (required for gguf: the file to copy)");
+      add_opt(app, "--max-context", o->max_context, "window written for full layers (layer-windows)");
+      add_opt(app, "--out", o->out, "output directory (duo) or file")->required();
       app.callback([o] { run_export(*o); });
     });
 
 CommandRegistrar reg_import("import-mask", "make a mask from a DuoAttention pattern, thresholded to a ratio",
                             [](CLI::App& app) {
                               auto o = std::make_shared<ImportOptions>();
-                              app.add_option("--duo", o->duo, "DuoAttention pattern directory")->required();
-                              app.add_option("--ratio", o->ratio, "fraction of KV heads made SWA")
+                              add_opt(app, "--duo", o->duo, "DuoAttention pattern directory")->required();
+                              add_opt(app, "--ratio", o->ratio, "fraction of KV heads made SWA")
                                   ->required()
                                   ->check(CLI::Range(0.0, 1.0));
-                              app.add_option("--model", o->model, "the model the mask is for (default: embedded)");
-                              app.add_option("--window", o->window, "override W (default: recent_size)");
-                              app.add_option("--sinks", o->sinks, "override S (default: sink_size)");
-                              app.add_option("--out", o->out, "mask file to write")->required();
+                              add_opt(app, "--model", o->model, "the model the mask is for (default: embedded)");
+                              add_opt(app, "--window", o->window, "override W (default: recent_size)");
+                              add_opt(app, "--sinks", o->sinks, "override S (default: sink_size)");
+                              add_opt(app, "--out", o->out, "mask file to write")->required();
                               app.callback([o] { run_import(*o); });
                             });
 

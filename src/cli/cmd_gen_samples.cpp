@@ -48,17 +48,17 @@ void run_gen(const GenOptions& o) {
 
 CommandRegistrar reg("gen", "write NIAH samples (or training text with --train) as JSONL", [](CLI::App& app) {
   auto o = std::make_shared<GenOptions>();
-  app.add_option("model", o->model, "the model whose tokenizer sets the lengths (default: the embedded model)");
-  app.add_option("--suite", o->suite, "niah (default) or niah:FAMILY,...");
-  app.add_option("--lengths", o->lengths, "lengths in tokens, e.g. 1024,2048")->delimiter(',')->check(CLI::Range(16, 1 << 24));
-  app.add_option("--depths", o->depths, "number of needle depths, evenly from 0% to 100%")->check(CLI::Range(1, 1001));
-  app.add_option("--samples", o->samples, "samples per (family, length, depth)")->check(CLI::Range(1, 1 << 24));
-  app.add_option("--seed", o->seed, "generator seed");
-  app.add_option("--split", o->split, "train, calib or test (default test; train with --train)");
-  app.add_option("--haystack", o->haystack, "text haystack: markov (default), noise, or a UTF-8 text file");
+  add_opt(app, "model", o->model, "the model whose tokenizer sets the lengths (default: the embedded model)");
+  add_opt(app, "--suite", o->suite, "niah (default) or niah:FAMILY,...");
+  add_opt(app, "--lengths", o->lengths, "lengths in tokens, e.g. 1024,2048")->delimiter(',')->check(CLI::Range(16, 1 << 24));
+  add_opt(app, "--depths", o->depths, "number of needle depths, evenly from 0% to 100%")->check(CLI::Range(1, 1001));
+  add_opt(app, "--samples", o->samples, "samples per (family, length, depth)")->check(CLI::Range(1, 1 << 24));
+  add_opt(app, "--seed", o->seed, "generator seed");
+  add_opt(app, "--split", o->split, "train, calib or test (default test; train with --train)");
+  add_opt(app, "--haystack", o->haystack, "text haystack: markov (default), noise, or a UTF-8 text file");
   app.add_flag("--no-chat-template", o->no_chat, "do not wrap prompts in the model's chat template");
   app.add_flag("--train", o->train, "write training text {text, answer_spans} (train split)");
-  app.add_option("--jsonl", o->jsonl, "output JSONL file ('-' for stdout)")->required();
+  add_opt(app, "--jsonl", o->jsonl, "output JSONL file ('-' for stdout)")->required();
   app.callback([o] { run_gen(*o); });
 });
 

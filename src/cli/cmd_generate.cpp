@@ -93,19 +93,19 @@ void run_generate(const GenerateOptions& o) {
 
 CommandRegistrar reg("generate", "generate text with a KV cache (greedy with --temperature 0)", [](CLI::App& app) {
   auto o = std::make_shared<GenerateOptions>();
-  app.add_option("model", o->model, "a .gguf file or Hugging Face directory (default: the embedded model)");
-  app.add_option("--prompt", o->prompt, "prompt text (default: empty, i.e. BOS only)");
-  app.add_option("--ids", o->ids, "prompt as token ids separated by spaces (instead of --prompt)");
-  app.add_option("--max-tokens", o->max_tokens, "tokens to generate")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--temperature", o->temperature, "0 = greedy")->check(CLI::Range(0.0, 100.0));
-  app.add_option("--top-p", o->top_p, "nucleus sampling mass")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--seed", o->seed, "sampling seed");
+  add_opt(app, "model", o->model, "a .gguf file or Hugging Face directory (default: the embedded model)");
+  add_opt(app, "--prompt", o->prompt, "prompt text (default: empty, i.e. BOS only)");
+  add_opt(app, "--ids", o->ids, "prompt as token ids separated by spaces (instead of --prompt)");
+  add_opt(app, "--max-tokens", o->max_tokens, "tokens to generate")->check(CLI::Range(1, 1 << 20));
+  add_opt(app, "--temperature", o->temperature, "0 = greedy")->check(CLI::Range(0.0, 100.0));
+  add_opt(app, "--top-p", o->top_p, "nucleus sampling mass")->check(CLI::Range(0.0, 1.0));
+  add_opt(app, "--seed", o->seed, "sampling seed");
   app.add_flag("--print-ids", o->print_ids, "print token ids instead of text");
   app.add_flag("--chat", o->chat, "wrap the prompt in the model's chat template");
-  app.add_option("--mask", o->mask, "MASK.json, full, or all-swa (with --window/--sinks); uses the hybrid KV cache");
-  app.add_option("--window", o->window, "SWA window W for --mask all-swa");
-  app.add_option("--sinks", o->sinks, "SWA sink tokens S for --mask all-swa");
-  app.add_option("--kv-type", o->kv_type, "KV cache values: f32 (exact) or f16 (half the memory)")
+  add_opt(app, "--mask", o->mask, "MASK.json, full, or all-swa (with --window/--sinks); uses the hybrid KV cache");
+  add_opt(app, "--window", o->window, "SWA window W for --mask all-swa");
+  add_opt(app, "--sinks", o->sinks, "SWA sink tokens S for --mask all-swa");
+  add_opt(app, "--kv-type", o->kv_type, "KV cache values: f32 (exact) or f16 (half the memory)")
       ->check(CLI::IsMember({"f32", "f16"}));
   app.callback([o] { run_generate(*o); });
 });

@@ -85,11 +85,11 @@ void run_info(const InfoOptions& o) {
 
 CommandRegistrar reg("info", "print a model's architecture, dimensions and KV-cache cost", [](CLI::App& app) {
   auto o = std::make_shared<InfoOptions>();
-  app.add_option("model", o->model, "a .gguf file or Hugging Face directory (default: the embedded model)");
-  app.add_option("--mask", o->mask, "MASK.json, full, or all-swa (with --window/--sinks): KV bytes of the hybrid cache");
-  app.add_option("--window", o->window, "SWA window W for --mask all-swa");
-  app.add_option("--sinks", o->sinks, "SWA sink tokens S for --mask all-swa");
-  app.add_option("--context", o->contexts, "context lengths for the KV table")->delimiter(',');
+  add_opt(app, "model", o->model, "a .gguf file or Hugging Face directory (default: the embedded model)");
+  add_opt(app, "--mask", o->mask, "MASK.json, full, or all-swa (with --window/--sinks): KV bytes of the hybrid cache");
+  add_opt(app, "--window", o->window, "SWA window W for --mask all-swa")->check(CLI::Range(0, 1 << 24));
+  add_opt(app, "--sinks", o->sinks, "SWA sink tokens S for --mask all-swa")->check(CLI::Range(0, 1 << 24));
+  add_opt(app, "--context", o->contexts, "context lengths for the KV table")->delimiter(',')->check(CLI::Range(1, 1 << 30));
   app.callback([o] { run_info(*o); });
 });
 

@@ -1,10 +1,12 @@
 // `bosch logits MODEL --tokens "1 10 20 ..." [--json OUT]`: the logits of every position of one
 // prefill (full attention), for comparing engines. JSON: {"tokens": [...], "logits": [[n_vocab]
 // per position]}, floats printed with 9 significant digits (they round-trip exactly).
+#include <cmath>
 #include <charconv>
 #include <cstdio>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/command.h"
 #include "kernels/ops.h"
@@ -48,14 +50,21 @@ void run_logits(const LogitsOptions& o) {
   const std::vector<int32_t> tokens = parse_tokens(o.tokens, V);
   const std::vector<float> logits = m->forward_all(tokens, m->full_plan());
   if (!o.json.empty()) {
-    std::string js = fmt::format("{{\"model\": \"{}\", \"n_vocab\": {}, \"tokens\": [{}],\n \"logits\": [\n",
-                                 excerpt(m->source(), 200), V, fmt::join(tokens, ", "));
+    // Through the JSON library: the path is escaped; a non-finite logit is a broken model, not
+    // a number to print.
+    nlohmann::json rows = nlohmann::json::array();
     for (size_t t = 0; t < tokens.size(); ++t) {
-      js += "  [";
-      for (int v = 0; v < V; ++v) fmt::format_to(std::back_inserter(js), "{}{:.9g}", v ? ", " : "", logits[t * V + v]);
-      js += t + 1 < tokens.size() ? "],\n" : "]\n";
+      nlohmann::json row = nlohmann::json::array();
+      for (int v = 0; v < V; ++v) {
+        const float x = logits[t * V + v];
+        check(std::isfinite(x), "logits: the model produced {} at position {}, token {}; its weights or config "
+              "are broken", x, t, v);
+        row.push_back(x);
+      }
+      rows.push_back(std::move(row));
     }
-    js += " ]}\n";
+    const nlohmann::json doc{{"model", m->source()}, {"n_vocab", V}, {"tokens", tokens}, {"logits", std::move(rows)}};
+    const std::string js = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     write_file_atomic(o.json, js);
   }
   fmt::print("{:>6} {:>8} {:>8} {:>12} {:>12}\n", "pos", "token", "argmax", "max logit", "logsumexp");
@@ -72,9 +81,9 @@ void run_logits(const LogitsOptions& o) {
 CommandRegistrar reg("logits", "print the logits of every position of a token sequence (--json: all of them)",
                      [](CLI::App& app) {
   auto o = std::make_shared<LogitsOptions>();
-  app.add_option("model", o->model, "a .gguf file or Hugging Face directory (default: the embedded model)");
-  app.add_option("--tokens", o->tokens, "token ids, separated by spaces or commas (no BOS is added)")->required();
-  app.add_option("--json", o->json, "write {\"tokens\": [...], \"logits\": [[n_vocab floats] per position]} here");
+  add_opt(app, "model", o->model, "a .gguf file or Hugging Face directory (default: the embedded model)");
+  add_opt(app, "--tokens", o->tokens, "token ids, separated by spaces or commas (no BOS is added)")->required();
+  add_opt(app, "--json", o->json, "write {\"tokens\": [...], \"logits\": [[n_vocab floats] per position]} here");
   app.footer("One prefill with full attention, float32 activations; weights in the file's own type.");
   app.callback([o] { run_logits(*o); });
 });

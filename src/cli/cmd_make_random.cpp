@@ -73,10 +73,10 @@ void run(const MakeRandomOptions& o) {
 
 CommandRegistrar reg("make-random", "write a random-weight model with the shapes of a real one", [](CLI::App& app) {
   auto o = std::make_shared<MakeRandomOptions>();
-  app.add_option("--arch", o->arch, "llama, qwen2, qwen3 or qwen3moe");
-  app.add_option("--like", o->like, "0.6b, 1.7b, 8b, 14b (Qwen3 shapes) or tiny; qwen3moe: 30b-a3b or tiny");
+  add_opt(app, "--arch", o->arch, "llama, qwen2, qwen3 or qwen3moe");
+  add_opt(app, "--like", o->like, "0.6b, 1.7b, 8b, 14b (Qwen3 shapes) or tiny; qwen3moe: 30b-a3b or tiny");
   const auto shape = [&](const char* name, int* v, const char* what) {
-    app.add_option(name, *v, std::string("override ") + what)->check(CLI::Range(1, (1 << 24) - 1));
+    add_opt(app, name, *v, std::string("override ") + what)->check(CLI::Range(1, (1 << 24) - 1));
   };
   shape("--layers", &o->layers, "the number of layers");
   shape("--hidden", &o->hidden, "the hidden size");
@@ -84,10 +84,10 @@ CommandRegistrar reg("make-random", "write a random-weight model with the shapes
   shape("--kv-heads", &o->kv_heads, "the number of KV heads");
   shape("--head-dim", &o->head_dim, "the head dimension");
   shape("--ffn", &o->ffn, "the feed-forward size (dense models)");
-  app.add_option("--format", o->format, "hf (directory) or gguf (file)");
-  app.add_option("--dtype", o->dtype, "f32, f16, bf16; for gguf also q8_0, q4_0, q4_k, q5_k, q6_k, q4_k_m, q5_k_m");
-  app.add_option("--seed", o->seed, "weight seed");
-  app.add_option("--out", o->out, "output directory (hf) or file (gguf)")->required();
+  add_opt(app, "--format", o->format, "hf (directory) or gguf (file)");
+  add_opt(app, "--dtype", o->dtype, "f32, f16, bf16; for gguf also q8_0, q4_0, q4_k, q5_k, q6_k, q4_k_m, q5_k_m");
+  add_opt(app, "--seed", o->seed, "weight seed");
+  add_opt(app, "--out", o->out, "output directory (hf) or file (gguf)")->required();
   app.callback([o] { run(*o); });
 });
 

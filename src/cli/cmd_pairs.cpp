@@ -59,20 +59,20 @@ void run_pairs(PairsCliOptions o) {
 
 CommandRegistrar reg("pairs", "the entanglement table: what converting two heads together costs vs apart", [](CLI::App& app) {
   auto o = std::make_shared<PairsCliOptions>();
-  app.add_option("model", o->exp.model, "a .gguf file or Hugging Face directory (default: the embedded model)");
-  app.add_option("--top", o->table.top, "pair the K heads with the largest single-head drop")
+  add_opt(app, "model", o->exp.model, "a .gguf file or Hugging Face directory (default: the embedded model)");
+  add_opt(app, "--top", o->table.top, "pair the K heads with the largest single-head drop")
       ->capture_default_str()->check(CLI::Range(2, 64));
-  app.add_option("--heads", o->heads, "pair these heads instead: LAYER.HEAD,... (0-based)");
-  app.add_option("--rank-by", o->rank_by,
+  add_opt(app, "--heads", o->heads, "pair these heads instead: LAYER.HEAD,... (0-based)");
+  add_opt(app, "--rank-by", o->rank_by,
                  "which K heads: single (largest single-head drop; backups cost little alone and are missed) "
                  "or a static ranking's top K (retrieval, locality, razor, apl, qada, proxy, gate)")
       ->capture_default_str();
-  app.add_option("--tolerance", o->table.tolerance, "|interaction| up to this is 'additive' (normalised drop)")
+  add_opt(app, "--tolerance", o->table.tolerance, "|interaction| up to this is 'additive' (normalised drop)")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  app.add_option("--out", o->out, "table to write (JSON)")->required();
-  app.add_option("--svg", o->svg, "heatmap of the interactions (SVG)");
-  app.add_option("--report", o->report, "markdown table of the strongest interactions");
-  app.add_option("--rows", o->rows, "rows of the printed table")->capture_default_str();
+  add_opt(app, "--out", o->out, "table to write (JSON)")->required();
+  add_opt(app, "--svg", o->svg, "heatmap of the interactions (SVG)");
+  add_opt(app, "--report", o->report, "markdown table of the strongest interactions");
+  add_opt(app, "--rows", o->rows, "rows of the printed table")->capture_default_str();
   add_experiment_options(app, o->exp, o->no_chat);
   app.callback([o] { run_pairs(*o); });
 });

@@ -62,7 +62,7 @@ void run_tokenize(const TokenizeOptions& o) {
 
 CommandRegistrar reg("tokenize", "encode stdin to token ids (or --decode ids to text)", [](CLI::App& app) {
   auto o = std::make_shared<TokenizeOptions>();
-  app.add_option("model", o->model,
+  add_opt(app, "model", o->model,
                  "a .gguf file, a Hugging Face model directory or a tokenizer.json (default: the default model)");
   app.add_flag("--decode", o->decode, "read whitespace-separated ids, print the text");
   app.add_flag("--no-bos", o->no_bos, "do not prepend BOS even when the model's metadata asks for it");

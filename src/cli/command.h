@@ -2,6 +2,8 @@
 // adding a command touches only its own file.
 #pragma once
 #include <CLI/CLI.hpp>
+
+#include "cli/options.h"
 #include <functional>
 #include <string>
 #include <vector>

@@ -3,6 +3,8 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include "cli/options.h"
+
 #include "search/experiment.h"
 
 namespace bosch::cli {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/command.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/mpi_comm.h"
 
@@ -57,6 +58,7 @@ int fail_run(int code, const std::string& kind, const char* what) {
 
 int main(int argc, char** argv) {
   bosch::mpi::init(&argc, &argv);
+  bosch::guard_inputs(true);  // no output of this run may replace a file it read
   CLI::App app{"bosch: turn most attention heads of an LLM into sliding-window attention, "
                "chosen by black-box search, and measure what it costs"};
   app.require_subcommand(1);
@@ -71,6 +73,15 @@ int main(int argc, char** argv) {
     return code;
   } catch (const bosch::Error& e) {
     return fail_run(1, "error", e.what());
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user gave that the file system refused (permission, a file where a folder
+    // should be): the user's error, said in our words, not the library's.
+    const std::string p1 = e.path1().string(), p2 = e.path2().string();
+    const std::string msg = fmt::format("'{}'{}: {}", p1, p2.empty() ? "" : fmt::format(" -> '{}'", p2),
+                                        e.code().message());
+    return fail_run(1, "error", msg.c_str());
+  } catch (const std::bad_alloc&) {
+    return fail_run(1, "error", "out of memory (an input or option asks for more than this machine has)");
   } catch (const std::exception& e) {
     return fail_run(2, "internal error", e.what());
   }

@@ -149,7 +149,7 @@ HFModelDir::HFModelDir(const std::string& dir, FileHold hold) : dir_(dir) {
   check(fs::is_directory(root), "'{}' is not a directory (expected a Hugging Face model dir)", dir);
   fs::path config_path = root / "config.json";
   check(fs::is_regular_file(config_path), "'{}': config.json is missing", dir);
-  std::string config_text = read_file(config_path.string());
+  std::string config_text = read_file(config_path.string(), kMaxConfigBytes, "config.json");
   config_ = parse_json(config_path.string(), config_text.data(),
                        config_text.data() + config_text.size(), "config");
   check(config_.is_object(), "'{}': expected a JSON object, found {}", config_path.string(),
@@ -158,7 +158,7 @@ HFModelDir::HFModelDir(const std::string& dir, FileHold hold) : dir_(dir) {
   fs::path index_path = root / "model.safetensors.index.json";
   fs::path single_path = root / "model.safetensors";
   if (fs::exists(index_path)) {
-    std::string text = read_file(index_path.string());
+    std::string text = read_file(index_path.string(), kMaxConfigBytes, "safetensors index");
     nlohmann::json index =
         parse_json(index_path.string(), text.data(), text.data() + text.size(), "index");
     auto wm = index.is_object() ? index.find("weight_map") : index.end();

@@ -9,6 +9,7 @@
 
 #include "formats/writers.h"
 #include "util/checked.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace bosch {
@@ -88,8 +89,8 @@ void read_flat_flags(const GGUFFile& f, const ModelConfig& cfg, std::vector<std:
 
 void write_gguf_with_plan(const std::string& src_gguf, const AttentionPlan& plan,
                           const std::string& out_gguf) {
-  check(src_gguf != out_gguf, "GGUF mask export: --out must differ from the source file '{}'", src_gguf);
   GGUFFile f(src_gguf);
+  check_output_path(out_gguf, "--out");  // the same file as the source under any path or link
   const int64_t n_layers = arch_int(f, "block_count", -1);
   const int64_t n_kv = arch_int(f, "attention.head_count_kv", arch_int(f, "attention.head_count", -1));
   check(n_layers == plan.n_layers() && n_kv == plan.n_kv_heads(),

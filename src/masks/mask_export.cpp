@@ -70,7 +70,7 @@ void export_duo(const AttentionPlan& plan, const std::string& dir, int window_if
 DuoPattern read_duo(const std::string& dir) {
   DuoPattern p;
   const std::string tsv_path = dir + "/full_attention_heads.tsv", cfg_path = dir + "/config.json";
-  std::istringstream in(read_file(tsv_path));
+  std::istringstream in(read_file(tsv_path, kMaxMaskBytes, "DuoAttention pattern"));
   std::string line;
   int line_no = 0;
   while (std::getline(in, line)) {
@@ -99,7 +99,7 @@ DuoPattern read_duo(const std::string& dir) {
     p.full_attention_heads.push_back(std::move(row));
   }
   check(!p.full_attention_heads.empty(), "{}: no rows (expected one row per layer)", tsv_path);
-  const nlohmann::json cfg = parse_json_checked(read_file(cfg_path), cfg_path);
+  const nlohmann::json cfg = parse_json_checked(read_file(cfg_path, kMaxMaskBytes, "DuoAttention config"), cfg_path);
   check(cfg.is_object(), "{}: expected a JSON object", cfg_path);
   for (const char* key : {"sink_size", "recent_size"})
     check(cfg.contains(key), "{}: field '{}' is missing (a non-negative integer)", cfg_path, key);

@@ -90,7 +90,7 @@ MaskFile MaskFile::from_json(const nlohmann::json& j, const std::string& src) {
 }
 
 MaskFile MaskFile::load(const std::string& path) {
-  return from_json(parse_json_checked(read_file(path), fmt::format("mask file '{}'", path)), path);
+  return from_json(parse_json_checked(read_file(path, kMaxMaskBytes, "mask"), fmt::format("mask file '{}'", path)), path);
 }
 
 void MaskFile::save(const std::string& path) const { write_file_atomic(path, to_json().dump(2) + "\n"); }

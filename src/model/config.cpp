@@ -24,7 +24,10 @@ void ModelConfig::validate(const std::string& source) const {
   // The projections' widths are ints in the forward pass: bound them as each dimension is.
   check(int64_t{n_heads} * head_dim < (1 << 24), "{}: attention heads x head dimension ({} x {}) must be below 2^24",
         source, n_heads, head_dim);
-  check(rope_theta > 0, "{}: rope theta must be positive, got {}", source, rope_theta);
+  // Finite and in range (NaN fails every comparison): theta below 1 makes the RoPE frequencies
+  // theta^(-2i/d) grow without bound (1e-300 gives inf, then NaN logits); the embedded models
+  // use 1e24.
+  check(rope_theta >= 1 && rope_theta <= 1e30, "{}: rope theta must be in [1, 1e30], got {}", source, rope_theta);
   check(norm_eps > 0 && norm_eps < 1, "{}: norm epsilon must be in (0, 1), got {}", source, norm_eps);
   if (arch == "qwen3moe") {
     positive(n_expert, "number of experts");

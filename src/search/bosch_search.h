@@ -24,6 +24,7 @@
 //                 sweep), then plain swap local search (random order, first improvement)
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -77,6 +78,9 @@ struct LayerProbe {
   int layer = 0;
   std::vector<int> best_heads;      // the c heads whose conversion hurt least
   double best_score = 0;            // S^ of the cascade with this layer converted
+  // S^ with one more of the layer's heads converted (the best set plus the best-scored other
+  // head), on the same cascade; not part of the cascade. NaN when c = H.
+  double up_score = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> head_scores;  // mean S^ of the probes where the head was SWA (-inf: never)
   int evaluations = 0;              // fresh evaluations charged to this layer
   bool exhaustive = false;

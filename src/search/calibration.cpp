@@ -29,7 +29,7 @@ Calibration niah_calibration(const Tokenizer& tok, const CalibrationOptions& o,
 
 Calibration text_calibration(const Tokenizer& tok, const CalibrationOptions& o,
                              const std::string& path) {
-  const std::vector<int32_t> ids = tok.encode(read_file(path), tok.adds_bos());
+  const std::vector<int32_t> ids = tok.encode(read_file(path, kMaxTextBytes, "text objective"), tok.adds_bos());
   const int prefix = o.window + o.sinks;
   Calibration c;
   c.exact_weight = 0, c.logprob_weight = 1;

@@ -14,7 +14,9 @@
 // One LNS iteration: destroy d SWA heads of the bucket (d = 2..8, growing by one after each
 // iteration without improvement and cycling back), chosen by randomised worst removal over the
 // heads' marginals (the uniform draw u picks rank floor(u^3 * n) of the SWA heads ordered by how
-// much restoring each alone helps; the draws never depend on scores); repair: place d SWA heads
+// much restoring each alone helps; the draws never depend on scores; after the first head a fair
+// coin may draw the next from a destroyed head's layer instead: related removal, which frees a
+// layer's AND pair in one move); repair: place d SWA heads
 // among the bucket's full heads (the destroyed ones included): every placement when there are
 // at most `repair` of them, else every placement among m of them (m the largest with
 // C(m, d) <= repair): the cheapest to convert by marginal. Measured and left: a decoy trap (a
@@ -154,8 +156,24 @@ GroupResult optimise_group(Evaluator& ev, const SearchOptions& opt, const std::v
     std::stable_sort(swa.begin(), swa.end(), [&](int a, int b) { return marginal[a] < marginal[b]; });
     std::vector<int> destroyed;
     for (int i = 0; i < d; ++i) {
-      const double u = static_cast<double>(rng.below(1u << 30)) / static_cast<double>(1u << 30);
-      const size_t at = std::min(swa.size() - 1, static_cast<size_t>(u * u * u * static_cast<double>(swa.size())));
+      size_t at = swa.size();
+      // Related removal: after the first head, a coin decides whether the next comes from a
+      // destroyed head's layer (uniformly), so a layer's AND pair (two heads that help only
+      // when restored together, each marginal near 0) is freed in one move.
+      if (i > 0 && rng.below(2) == 0) {
+        std::vector<size_t> near;
+        for (size_t j = 0; j < swa.size(); ++j)
+          for (int t : destroyed)
+            if (swa[j] / H == t / H) {
+              near.push_back(j);
+              break;
+            }
+        if (!near.empty()) at = near[rng.below(near.size())];
+      }
+      if (at == swa.size()) {
+        const double u = static_cast<double>(rng.below(1u << 30)) / static_cast<double>(1u << 30);
+        at = std::min(swa.size() - 1, static_cast<size_t>(u * u * u * static_cast<double>(swa.size())));
+      }
       destroyed.push_back(swa[at]);
       swa.erase(swa.begin() + static_cast<std::ptrdiff_t>(at));
     }

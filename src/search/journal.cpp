@@ -87,6 +87,7 @@ std::string first_difference(const nlohmann::json& a, const nlohmann::json& b,
 Journal Journal::create(const std::string& path, const nlohmann::json& config) {
   Journal j;
   j.path_ = path;
+  check_output_path(path, "--journal");  // truncating the model (or any input) would destroy it
   j.fd_ = open_append(path, /*truncate=*/true);
   j.write_line(with_checksum(nlohmann::json{{"bosch_journal", kJournalVersion}, {"config", config}}.dump()));
   return j;
@@ -94,7 +95,7 @@ Journal Journal::create(const std::string& path, const nlohmann::json& config) {
 
 Journal Journal::resume(const std::string& path, const nlohmann::json& config, size_t n_bits,
                         std::vector<JournalEntry>& entries, bool append) {
-  const std::string text = read_file(path);
+  const std::string text = read_file(path, kMaxJournalBytes, "journal");
   entries.clear();
   size_t pos = 0, complete_end = 0;
   int line_no = 0;
@@ -140,7 +141,7 @@ Journal Journal::resume(const std::string& path, const nlohmann::json& config, s
         entries.push_back(std::move(e));
       }
     } catch (const nlohmann::json::exception& e) {
-      fail("{}: missing or mistyped field ({})", where, excerpt(e.what(), 160));
+      fail("{}: missing or mistyped field ({})", where, json_error_text(e));
     }
     pos = nl + 1;
     complete_end = pos;

@@ -97,7 +97,7 @@ ProbeResult run_probe_stage(Evaluator& ev, const SearchOptions& opt) {
   const uint64_t combos = n_choose_k_capped(H, c, static_cast<uint64_t>(opt.budget_probe));
   const bool exhaustive = combos <= static_cast<uint64_t>(opt.budget_probe);
   Progress progress("search stage 1/3 (layer probes)",
-                    static_cast<size_t>(L) * (exhaustive ? combos : opt.budget_probe));
+                    static_cast<size_t>(L) * ((exhaustive ? combos : opt.budget_probe) + (c < H ? 1 : 0)));
   ev.set_progress(&progress);
   ev.set_stage("probe");
   for (int l = L - 1; l >= 0; --l) {
@@ -120,6 +120,22 @@ ProbeResult run_probe_stage(Evaluator& ev, const SearchOptions& opt) {
     for (int h = 0; h < H; ++h)
       p.head_scores[h] = s.score_n[h] ? s.score_sum[h] / s.score_n[h]
                                       : -std::numeric_limits<double>::infinity();
+    // The up-probe: stage 2 may give a layer more SWA heads than c, which the probes never
+    // tried (at rho 0.875 with H = 4, half the layers must go whole: a layer that needs one
+    // full head drops 0 at c = 3 and everything at 4). One evaluation per layer.
+    if (c < H && !s.best.empty()) {
+      int next = -1;
+      for (int h = 0; h < H; ++h)
+        if (std::find(s.best.begin(), s.best.end(), h) == s.best.end() &&
+            (next < 0 || p.head_scores[h] > p.head_scores[next]))
+          next = h;
+      HeadBits b = res.cascade;
+      for (int h : s.best) b[static_cast<size_t>(l) * H + h] = 1;
+      b[static_cast<size_t>(l) * H + next] = 1;
+      const Evaluation e = ev.evaluate(b);
+      p.up_score = e.score;
+      p.evaluations += e.fresh ? 1 : 0;
+    }
     for (int h : s.best) res.cascade[static_cast<size_t>(l) * H + h] = 1;
   }
   ev.set_progress(nullptr);

@@ -21,6 +21,9 @@ std::vector<double> probe_drops(const ProbeResult& probe) {
   for (int l = 0; l < L; ++l) {
     const double above = l + 1 < L ? probe.layers[l + 1].best_score : 1.0;  // S^(full) = 1
     d[l] = above - probe.layers[l].best_score;
+    // With the up-probe: the mean of the drops at c and c + 1 heads, the counts stage 2 assigns
+    // around rho (docs/search.md).
+    if (!std::isnan(probe.layers[l].up_score)) d[l] = 0.5 * (d[l] + (above - probe.layers[l].up_score));
   }
   return d;
 }

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <memory>
-#include <cstdio>
+#include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
 #include "search/rng.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch::search {
@@ -57,12 +59,31 @@ std::string SyntheticObjective::describe() const {
 }
 
 std::unique_ptr<Objective> make_synthetic_objective(const std::string& spec) {
-  int L = 0, H = 0;
-  unsigned long long seed = 1;
+  // Strict: decimal fields, nothing after them, sizes checked in 64 bits before any allocation.
   const std::string body = spec.starts_with("synthetic:") ? spec.substr(10) : spec;
-  int n = std::sscanf(body.c_str(), "%dx%d:%llu", &L, &H, &seed);
-  check(n >= 2 && L > 0 && H > 0 && L * H <= 1 << 16,
-        "--objective {}: expected synthetic:LxH[:SEED], e.g. synthetic:8x4:1", spec);
+  const std::string usage = fmt::format(
+      "--objective {}: expected synthetic:LxH[:SEED] (L, H >= 1, L x H <= 65536, SEED < 2^64), e.g. "
+      "synthetic:8x4:1",
+      excerpt(spec, 60));
+  const char *p = body.data(), *end = body.data() + body.size();
+  uint64_t uL = 0, uH = 0, seed = 1;
+  auto field = [&](uint64_t& v) {
+    const auto r = std::from_chars(p, end, v);
+    check(r.ec == std::errc() && r.ptr != p, "{}", usage);
+    p = r.ptr;
+  };
+  field(uL);
+  check(p < end && *p == 'x', "{}", usage);
+  ++p;
+  field(uH);
+  if (p < end) {
+    check(*p == ':', "{}", usage);
+    ++p;
+    field(seed);
+  }
+  check(p == end && uL >= 1 && uH >= 1 && uL <= (1u << 16) && uH <= (1u << 16) && uL * uH <= (1u << 16), "{}",
+        usage);
+  const int L = static_cast<int>(uL), H = static_cast<int>(uH);
   Rng rng(seed);
   auto u01 = [&] { return (rng.next() >> 11) * 0x1.0p-53; };
   std::vector<double> unary(L * H);

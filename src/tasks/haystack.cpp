@@ -23,7 +23,7 @@ Haystack Haystack::from_file(const std::string& path) {
   h.path_ = path;
   std::string text;
   try {
-    text = read_file(path);
+    text = read_file(path, kMaxTextBytes, "haystack");
   } catch (const Error& e) {
     fail("--haystack: {} (expected 'noise', 'markov' or a readable UTF-8 text file)", e.what());
   }

@@ -58,7 +58,7 @@ bool ends_with_e(std::string_view s) { return s.size() > 2 && s.substr(s.size() 
 DatasetFile read_dataset_file(const std::string& path, int max_samples) {
   DatasetFile out;
   out.path = path;
-  const std::string text = read_file(path);
+  const std::string text = read_file(path, kMaxTextBytes, "LongBench data");
   size_t pos = 0, line_no = 0;
   while (pos < text.size() && (max_samples <= 0 || out.samples.size() < size_t(max_samples))) {
     size_t end = text.find('\n', pos);

@@ -1,5 +1,7 @@
 #include "tasks/task_sample.h"
 
+#include "util/checked.h"
+
 #include "util/error.h"
 
 namespace bosch {
@@ -57,7 +59,7 @@ TaskSample sample_from_json(const nlohmann::json& j) {
     s.values = get("values").get<std::vector<std::string>>();
     return s;
   } catch (const nlohmann::json::exception& e) {
-    fail("task sample: a field has the wrong type ({})", e.what());
+    fail("task sample: a field has the wrong type ({})", json_error_text(e));
   }
 }
 

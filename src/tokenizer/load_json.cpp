@@ -11,7 +11,7 @@ namespace bosch {
 namespace {
 using nlohmann::json;
 
-json parse_file(const std::string& path) { return parse_json_checked(read_file(path), path); }
+json parse_file(const std::string& path) { return parse_json_checked(read_file(path, kMaxTokenizerBytes, "tokenizer"), path); }
 
 // Token text from a config field that is either "text" or {"content": "text", ...}.
 std::string token_text(const json& v) {
@@ -168,7 +168,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
   try {
     return load_impl(path, field);
   } catch (const json::exception& e) {  // a missing key or a wrong type: name file and field
-    fail("{}: field {}: missing or of the wrong type ({})", path, field, excerpt(e.what(), 160));
+    fail("{}: field {}: missing or of the wrong type ({})", path, field, json_error_text(e));
   }
 }
 

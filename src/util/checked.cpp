@@ -54,12 +54,21 @@ void check_depth(std::string_view t, const std::string& what, int max_depth) {
 
 }  // namespace
 
+std::string json_error_text(const json::exception& e, size_t max) {
+  std::string_view w = e.what();
+  if (w.starts_with("[json.exception.")) {
+    const size_t close = w.find("] ");
+    if (close != std::string_view::npos) w.remove_prefix(close + 2);
+  }
+  return excerpt(w, max);
+}
+
 json parse_json_checked(std::string_view text, const std::string& what, int max_depth) {
   check_depth(text, what, max_depth);
   try {
     return json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e400
-    fail("{}: not valid JSON ({})", what, excerpt(e.what(), 200));
+    fail("{}: not valid JSON ({})", what, json_error_text(e, 200));
   }
 }
 

@@ -22,6 +22,10 @@ std::string excerpt(std::string_view s, size_t max = 60);
 // by kind and size ("an array of 3 values"), never dumped whole.
 std::string describe_json(const nlohmann::json& v);
 
+// The JSON library's message in our words: without its "[json.exception.parse_error.101] "
+// prefix, excerpted to `max` bytes.
+std::string json_error_text(const nlohmann::json::exception& e, size_t max = 160);
+
 // Parses `text` as JSON. Error "<what>: not valid JSON (...)" or "<what>: JSON nested deeper
 // than 64 levels" (checked on the text before parsing, so nothing deep is ever built).
 nlohmann::json parse_json_checked(std::string_view text, const std::string& what,

@@ -1,5 +1,7 @@
 #include "util/file_bytes.h"
 
+#include "util/atomic_file.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -66,13 +68,15 @@ void read_all(int fd, uint8_t* p, size_t n, const std::string& path) {
 }  // namespace
 
 FileBytes::FileBytes(const std::string& path, FileHold hold) : path_(path), hold_(hold) {
-  int fd = ::open(path.c_str(), O_RDONLY);
+  // O_NONBLOCK: a FIFO must not block the open; the type check refuses it next.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) fail("cannot open '{}': {}", path, std::strerror(errno));
   struct stat st{};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     fail("'{}' is not a regular file", path);
   }
+  note_input(path, st);
   size_ = static_cast<size_t>(st.st_size);
   if (size_ == 0) {
     ::close(fd);

@@ -1,15 +1,20 @@
 #include "util/parallel.h"
 
+#include "util/error.h"
+
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -88,8 +93,19 @@ struct InTask {
 // no wake-up is lost, and no mutex is taken while everyone spins.
 class Pool {
  public:
+  // A thread that cannot start (address-space or process limits) leaves the pool smaller, with
+  // a warning: unwinding here would destroy joinable threads, which aborts.
   explicit Pool(int n) : size_(n) {
-    for (int i = 1; i < n; ++i) workers_.emplace_back([this, i] { loop(i); });
+    for (int i = 1; i < n; ++i) {
+      try {
+        workers_.emplace_back([this, i] { loop(i); });
+      } catch (const std::system_error& e) {
+        std::fprintf(stderr, "bosch: warning: started %d of %d threads (%s); going on with %d\n", i, n, e.what(),
+                     i);
+        size_ = i;
+        break;
+      }
+    }
   }
   ~Pool() {
     stop_.store(true);
@@ -156,7 +172,7 @@ class Pool {
     }
   }
 
-  const int size_;
+  int size_;  // read by the caller only (workers never read it)
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable cv_, done_cv_;
@@ -168,10 +184,16 @@ class Pool {
   std::exception_ptr error_;  // the first exception of this run; read after every worker is done
 };
 
+constexpr int kMaxThreads = 1024;
+
 int default_threads() {
   if (const char* e = std::getenv("BOSCH_THREADS")) {
-    int n = std::atoi(e);
-    if (n > 0) return n;
+    const std::string v = e;
+    int n = 0;
+    const auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+    check(!v.empty() && r.ec == std::errc() && r.ptr == v.data() + v.size() && n >= 1 && n <= kMaxThreads,
+          "BOSCH_THREADS={}: expected an integer in [1, {}]", v.substr(0, 40), kMaxThreads);
+    return n;
   }
   return std::max(1u, std::thread::hardware_concurrency());
 }
@@ -183,7 +205,10 @@ std::mutex g_pool_mu;
 Pool& pool() {
   std::lock_guard<std::mutex> lk(g_pool_mu);
   if (g_threads == 0) g_threads = default_threads();
-  if (!g_pool || g_pool->size() != g_threads) g_pool = std::make_unique<Pool>(g_threads);
+  if (!g_pool || g_pool->size() != g_threads) {
+    g_pool = std::make_unique<Pool>(g_threads);
+    g_threads = g_pool->size();  // fewer when threads could not start
+  }
   return *g_pool;
 }
 

@@ -72,7 +72,7 @@ TEST(ProbeStage, ExhaustiveFindsPlantedSubsetOfEveryLayer) {
   EXPECT_EQ(p.count, 3);
   for (int l = 0; l < 3; ++l) {
     EXPECT_TRUE(p.layers[l].exhaustive);
-    EXPECT_EQ(p.layers[l].evaluations, 20) << "layer " << l;
+    EXPECT_EQ(p.layers[l].evaluations, 20 + 1) << "layer " << l << ": the probes and the up-probe";
     EXPECT_EQ(sorted(p.layers[l].best_heads), layers[l].free_heads) << "layer " << l;
   }
   EXPECT_EQ(p.cascade, planted_bits(H, layers));
@@ -104,10 +104,10 @@ TEST(ProbeStage, LocalSearchWithinBudgetFindsPlantedSubset) {
     opt.seed = seed;
     const int64_t before = ev.fresh();
     ProbeResult p = run_probe_stage(ev, opt);
-    EXPECT_EQ(ev.fresh() - before, 4 * 40) << "budget is exact";
+    EXPECT_EQ(ev.fresh() - before, 4 * (40 + 1)) << "budget is exact (plus one up-probe a layer)";
     for (int l = 0; l < 4; ++l) {
       EXPECT_FALSE(p.layers[l].exhaustive);
-      EXPECT_EQ(p.layers[l].evaluations, 40);
+      EXPECT_EQ(p.layers[l].evaluations, 40 + 1);
       EXPECT_EQ(sorted(p.layers[l].best_heads), layers[l].free_heads)
           << "seed " << seed << " layer " << l;
     }
@@ -247,6 +247,46 @@ TEST(GroupStage, LnsWithoutDecoysAlwaysRecoversPlantedHeads) {
   }
 }
 
+// An AND pair: layer 1's heads 1 and 2 answer only when both are full (restoring either alone
+// gains nothing, so no marginal points at them); every other head costs a little when SWA.
+class AndPairObjective : public Objective {
+ public:
+  int n_layers() const override { return 4; }
+  int n_heads() const override { return 4; }
+  MaskScore evaluate(const HeadBits& b) override {
+    double cost = 0;
+    for (int f = 0; f < 16; ++f)
+      if (f != 5 && f != 6) cost += b[f] * 0.001 * (1 + f % 3);
+    MaskScore r;
+    r.value = (b[5] == 0 && b[6] == 0 ? 1.0 : 0.0) - cost;
+    return r;
+  }
+  std::string describe() const override { return "and-pair"; }
+};
+
+TEST(GroupStage, RelatedRemovalRestoresAnAndPairOfOneLayer) {
+  // 12 of 16 heads SWA; the start has layer 1 all SWA and four full heads elsewhere: the answer
+  // needs a 2-for-2 exchange whose single flips all look useless.
+  int found = 0;
+  for (uint64_t seed = 0; seed < 10; ++seed) {
+    AndPairObjective obj;
+    Evaluator ev(obj, quiet_options(0.75));
+    ev.init_references();
+    HeadBits a(16, 1);
+    for (int f : {0, 8, 12, 13}) a[f] = 0;
+    SearchOptions opt;
+    opt.budget_group = 200;
+    opt.seed = seed;
+    const GroupResult g = optimise_group(ev, opt, {0, 1, 2, 3}, a, 0);
+    EXPECT_EQ(count_ones(a), 12);
+    EXPECT_LE(g.evaluations, 200);
+    found += a[5] == 0 && a[6] == 0;
+  }
+  // Measured: 8/10 with related removal, 3/10 without it (worst removal alone ranks the pair
+  // last: restoring either head alone gains nothing, every other restoration a little).
+  EXPECT_GE(found, 8) << "AND pair restored for " << found << "/10 seeds";
+}
+
 TEST(GroupStage, JointMovesFindSynergyAcrossLayers) {
   // Heads A (layer 0) and B (layer 1) cost 0.5 each alone, but together 0.1 (pair -0.9);
   // the alternatives cost 0.3 each. One-layer-at-a-time descent from (alt, alt) never moves.
@@ -339,7 +379,7 @@ TEST(BoschSearch, ExactCardinalityAndBudgetsForManyShapes) {
         SearchResult r = run_bosch_search(ev, opt);
         const int K = target_count(rho, L, H);
         ASSERT_EQ(count_ones(r.bits), K) << L << "x" << H << " rho " << rho;
-        for (const auto& p : r.probe.layers) ASSERT_LE(p.evaluations, 6);
+        for (const auto& p : r.probe.layers) ASSERT_LE(p.evaluations, 6 + 1);  // + the up-probe
         for (const auto& g : r.groups) ASSERT_LE(g.evaluations, 10);
         ASSERT_LE(r.polish.evaluations, 12);
         int64_t staged = 0;
@@ -378,40 +418,62 @@ TEST(BoschSearch, SameSeedSameResultOtherSeedRuns) {
 
 namespace {
 
-// Layer 1 loses nothing with up to 2 SWA heads and everything with a third (its two
-// retrieval heads); every SWA head elsewhere costs 0.01. At rho = 0.5 (c = 2) the probes see
-// layer 1 as the least sensitive layer, so the adaptive ratios give it all 4 heads.
+// Layer 1 loses nothing with up to `safe` SWA heads and everything with one more (its
+// retrieval heads); every SWA head elsewhere costs 0.01. The probes (c heads) see layer 1 as
+// the least sensitive layer; the adaptive ratios give it more than c heads.
 class CliffObjective : public Objective {
  public:
+  CliffObjective(int heads, int safe) : H(heads), safe(safe) {}
   int n_layers() const override { return 4; }
-  int n_heads() const override { return 4; }
+  int n_heads() const override { return H; }
   MaskScore evaluate(const HeadBits& b) override {
     int layer1 = 0, others = 0;
     for (int l = 0; l < 4; ++l)
-      for (int h = 0; h < 4; ++h) (l == 1 ? layer1 : others) += b[l * 4 + h];
+      for (int h = 0; h < H; ++h) (l == 1 ? layer1 : others) += b[l * H + h];
     MaskScore r;
-    r.value = (layer1 > 2 ? 0.0 : 1.0) - 0.01 * others;
+    r.value = (layer1 > safe ? 0.0 : 1.0) - 0.01 * others;
     return r;
   }
   std::string describe() const override { return "cliff"; }
+
+ private:
+  int H, safe;
 };
 
 }  // namespace
 
 TEST(RatioStage, GuardKeepsUniformCountsWhenTheAdaptiveStartLoses) {
-  CliffObjective obj;
+  // H = 8, rho 0.5: c = 4, the up-probe tries 5 (safe), the least sensitive tier gets 4 + 2.
+  CliffObjective obj(8, 5);
   Evaluator ev(obj, quiet_options(0.5));
   SearchOptions so;
   so.ratio = 0.5;
   const SearchResult r = run_bosch_search(ev, so);
-  EXPECT_GT(r.ratios.adaptive_counts[1], 2) << "the planted trap did not trigger";
+  EXPECT_GT(r.ratios.adaptive_counts[1], 5) << "the planted trap did not trigger";
   EXPECT_TRUE(r.ratios.uniform_fallback);
   EXPECT_LT(r.ratios.adaptive_score, r.ratios.uniform_score);
-  EXPECT_EQ(count_ones(r.bits), 8);
-  EXPECT_LE(layer_count(r.bits, 1, 4), 2);
+  EXPECT_EQ(count_ones(r.bits), 16);
+  EXPECT_LE(layer_count(r.bits, 1, 8), 5);
   EXPECT_GT(r.score, 0.9);
   EXPECT_EQ(uniform_counts({0.0, 1.0, 0.5, 1.0}, 4, 6), (std::vector<int>{1, 2, 1, 2}));
   EXPECT_EQ(uniform_counts({0.2, 0.1, 0.9}, 4, 7), (std::vector<int>{2, 2, 3}));
+}
+
+TEST(ProbeStage, UpProbeSeesACliffOneHeadAboveTheProbedCount) {
+  // H = 4, rho 0.5: c = 2 is safe in layer 1, 3 is not. Without the up-probe layer 1 looked
+  // least sensitive and stage 2 gave it 3 heads (the guard had to save the search).
+  CliffObjective obj(4, 2);
+  Evaluator ev(obj, quiet_options(0.5));
+  SearchOptions so;
+  so.ratio = 0.5;
+  const SearchResult r = run_bosch_search(ev, so);
+  EXPECT_NEAR(r.probe.layers[1].up_score, 0.0, 0.1);
+  EXPECT_GT(r.probe.layers[0].up_score, 0.5);
+  const std::vector<double> d = probe_drops(r.probe);
+  for (int l : {0, 2, 3}) EXPECT_LT(d[l], d[1]) << "layer " << l;
+  EXPECT_LE(r.ratios.adaptive_counts[1], 2);
+  EXPECT_LE(layer_count(r.bits, 1, 4), 2);
+  EXPECT_GT(r.score, 0.9);
 }
 
 // ---- polish: cross-layer swaps ----
