@@ -1,6 +1,6 @@
 // `bosch logits MODEL --tokens "1 10 20 ..." [--json OUT]`: the logits of every position of one
 // prefill (full attention), for comparing engines. JSON: {"tokens": [...], "logits": [[n_vocab]
-// per position]}, floats printed with 9 significant digits (they round-trip exactly).
+// per position]}, written by the JSON library (each float exact: the double it widens to).
 #include <cmath>
 #include <charconv>
 #include <cstdio>

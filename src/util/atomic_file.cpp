@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "util/error.h"
+#include "util/splitmix.h"
 
 namespace bosch {
 
@@ -85,7 +86,7 @@ AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
   static std::atomic<uint64_t> counter{0};
   const uint64_t salt = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (int attempt = 0; attempt < 64; ++attempt) {
-    const uint64_t tag = salt * 0x9E3779B97F4A7C15ull + counter.fetch_add(1);
+    const uint64_t tag = splitmix64_mix(salt + counter.fetch_add(1));
     tmp_ = fmt::format("{}.tmp.{}.{:x}", path_, ::getpid(), tag & 0xffffffffffull);
     fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd_ >= 0 || errno != EEXIST) break;

@@ -440,15 +440,20 @@ class CliffObjective : public Objective {
   int H, safe;
 };
 
+// The whole search at rho 0.5 on a cliff of H heads, safe up to `safe` SWA heads in layer 1.
+SearchResult search_cliff(int H, int safe) {
+  CliffObjective obj(H, safe);
+  Evaluator ev(obj, quiet_options(0.5));
+  SearchOptions so;
+  so.ratio = 0.5;
+  return run_bosch_search(ev, so);
+}
+
 }  // namespace
 
 TEST(RatioStage, GuardKeepsUniformCountsWhenTheAdaptiveStartLoses) {
   // H = 8, rho 0.5: c = 4, the up-probe tries 5 (safe), the least sensitive tier gets 4 + 2.
-  CliffObjective obj(8, 5);
-  Evaluator ev(obj, quiet_options(0.5));
-  SearchOptions so;
-  so.ratio = 0.5;
-  const SearchResult r = run_bosch_search(ev, so);
+  const SearchResult r = search_cliff(8, 5);
   EXPECT_GT(r.ratios.adaptive_counts[1], 5) << "the planted trap did not trigger";
   EXPECT_TRUE(r.ratios.uniform_fallback);
   EXPECT_LT(r.ratios.adaptive_score, r.ratios.uniform_score);
@@ -462,11 +467,7 @@ TEST(RatioStage, GuardKeepsUniformCountsWhenTheAdaptiveStartLoses) {
 TEST(ProbeStage, UpProbeSeesACliffOneHeadAboveTheProbedCount) {
   // H = 4, rho 0.5: c = 2 is safe in layer 1, 3 is not. Without the up-probe layer 1 looked
   // least sensitive and stage 2 gave it 3 heads (the guard had to save the search).
-  CliffObjective obj(4, 2);
-  Evaluator ev(obj, quiet_options(0.5));
-  SearchOptions so;
-  so.ratio = 0.5;
-  const SearchResult r = run_bosch_search(ev, so);
+  const SearchResult r = search_cliff(4, 2);
   EXPECT_NEAR(r.probe.layers[1].up_score, 0.0, 0.1);
   EXPECT_GT(r.probe.layers[0].up_score, 0.5);
   const std::vector<double> d = probe_drops(r.probe);
