@@ -39,7 +39,7 @@ for n in $sizes; do
       --objective niah --lengths 1024 --depths "$n" --calib-solved-only --test-depths 11 --test-samples 1 \
       --window 64 --sinks 4 --seed "$seed" --json "$out/$prefix$n.json" > /dev/null
   else
-    "$BOSCH" compare ../shared/models/stories260K.gguf --ratios 0.75,0.875 --methods bosch-plus,gate,ablation \
+    "$BOSCH" compare tests/data/stories260K/stories260K.gguf --ratios 0.75,0.875 --methods bosch-plus,gate,ablation \
       --objective "text:$text/calib.txt" --test-objective "text:$text/test.txt" \
       --lengths 512 --samples "$n" --test-samples 16 --window 32 --sinks 4 --seed "$seed" \
       --json "$out/$prefix$n.json" > /dev/null

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# BOSCH vs baselines on a real pretrained model that cannot do NIAH: stories260K (../shared),
+# BOSCH vs baselines on a real pretrained model that cannot do NIAH: stories260K (tests/data),
 # calibrated and scored by -NLL on text. Both texts are the model's own sampled stories
 # (temperature 1; seeds 1-40 for calibration, 101-140 for the held-out test), so nothing is
 # downloaded. Writes docs/results/stories260K-compare/ (report.md, compare.json, masks).
@@ -8,8 +8,8 @@
 set -euo pipefail
 BOSCH=$(realpath "${1:-build/bosch}")
 cd "$(dirname "$0")/.."
-model=../shared/models/stories260K.gguf
-[[ -f $model ]] || { echo "compare_stories: $model not found (the shared stories260K model)" >&2; exit 1; }
+model=tests/data/stories260K/stories260K.gguf
+[[ -f $model ]] || { echo "compare_stories: $model not found (tests/data/stories260K)" >&2; exit 1; }
 seed=${SEED:-0}
 text=${TEXT_DIR:-build/stories-text$([[ $seed == 0 ]] || echo "-seed$seed")}
 out=${COMPARE_OUT:-docs/results/stories260K-compare$([[ $seed == 0 ]] || echo "-seed$seed")}

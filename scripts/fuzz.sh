@@ -10,13 +10,13 @@ cd "$(dirname "$0")/.."
 build=$1 seconds=$2; shift 2
 names=("$@")
 ((${#names[@]})) || names=(gguf safetensors config tokenizer_json mask_file duo journal longbench)
-shared=../shared/models/stories260K.gguf
+stories=tests/data/stories260K/stories260K.gguf
 
 seed() {  # seed HARNESS DIR: copies the seed files of one harness into DIR
   local n=$1 d=$2
   cp -f tests/fuzz/seeds/"$n"/* "$d"/ 2>/dev/null
   case $n in
-    gguf) [[ -f $shared ]] && cp -f "$shared" "$d"/ ;;
+    gguf) cp -f "$stories" "$d"/ ;;
     safetensors) cp -f tests/data/qwen3_tiny/model.safetensors "$d"/ ;;
     config) cp -f tests/data/qwen3_tiny/config.json "$d"/qwen3_tiny.json
             cp -f models/default/config.json "$d"/default.json

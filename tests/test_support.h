@@ -15,6 +15,13 @@
 
 namespace bosch::tests {
 
+// A file of the project's own test data (tests/data/REL): every fixture a test needs is carried
+// in the repository, so a fresh clone runs every test.
+inline std::string test_data(const std::string& rel) { return std::string(BOSCH_SOURCE_DIR) + "/tests/data/" + rel; }
+// stories260K (tests/data/stories260K: a real pretrained Llama, MIT) and its published greedy text.
+inline std::string stories_model() { return test_data("stories260K/stories260K.gguf"); }
+inline std::string stories_greedy() { return test_data("stories260K/stories260K.greedy.txt"); }
+
 // The release binary: $BOSCH_BIN (ctest sets it) or the build directory's.
 inline std::string bosch_bin() {
   const char* e = std::getenv("BOSCH_BIN");

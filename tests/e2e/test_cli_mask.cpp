@@ -19,7 +19,7 @@ using namespace bosch;
 
 namespace {
 
-const std::string kModel = std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.gguf";
+const std::string kModel = bosch::tests::stories_model();
 
 std::string run(const std::string& args) {
   std::string out;
@@ -31,7 +31,6 @@ std::string run(const std::string& args) {
 }
 
 TEST(CliMask, GenerateWithAllSwaMaskMatchesTheMaskedEngine) {
-  if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "SKIPPED: " << kModel << " not found (../shared absent)";
   auto m = Model::load(kModel);
   auto tok = load_tokenizer(kModel);
   const auto& c = m->config();
@@ -52,7 +51,6 @@ TEST(CliMask, GenerateWithAllSwaMaskMatchesTheMaskedEngine) {
 }
 
 TEST(CliMask, InfoPrintsTheExactHybridKvBytes) {
-  if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "SKIPPED: " << kModel << " not found (../shared absent)";
   auto m = Model::load(kModel);
   const auto& c = m->config();
   auto plan = AttentionPlan::all_swa(c.n_layers, c.n_kv_heads, 16, 2);

@@ -22,7 +22,7 @@ using namespace bosch;
 
 namespace {
 
-const std::string kModel = std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.gguf";
+const std::string kModel = bosch::tests::stories_model();
 
 std::string tmp(const std::string& name) { return std::string(BOSCH_BINARY_DIR) + "/" + name; }
 
@@ -37,7 +37,6 @@ std::vector<nlohmann::json> read_jsonl(const std::string& path) {
 class EvalCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::ifstream(kModel).good()) GTEST_SKIP() << "needs " << kModel;
     if (!std::ifstream(bosch_bin()).good()) GTEST_SKIP() << "needs the bosch binary at " << bosch_bin();
   }
 };

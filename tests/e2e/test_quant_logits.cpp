@@ -1,4 +1,4 @@
-// Logits of the quantised tiny llama GGUFs in ../shared/reference/quant against llama.cpp's.
+// Logits of the quantised tiny llama GGUFs in tests/data/quant against llama.cpp's.
 // Prefill (many rows: dequantised tiles + sgemm, float activations): tightly against llama.cpp
 // on the exact dequantised weights (*.dequant-f32.logits.json, the README's abs 1e-5), loosely
 // against llama.cpp running the quantised file natively (abs 5e-2: it quantises activations to
@@ -6,8 +6,7 @@
 // arithmetic llama.cpp uses): against the native logits, at least as close as prefill is and
 // within 2e-2 (most sequences match to the files' 6 printed digits; a rounding tie flipped by
 // float noise, or llama.cpp's own batch-vs-single difference on K-quant mixes, moves a few
-// positions by up to 1.5e-2). `bosch logits --json` once. Skipped, saying so, when ../shared
-// is absent.
+// positions by up to 1.5e-2). `bosch logits --json` once.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -27,7 +26,7 @@ using namespace bosch;
 
 namespace {
 
-const std::string kDir = std::string(BOSCH_SOURCE_DIR) + "/../shared/reference/quant";
+const std::string kDir = bosch::tests::test_data("quant");
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
@@ -46,8 +45,6 @@ class QuantLogits : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(QuantLogits, MatchLlamaCpp) {
   const std::string base = kDir + "/tiny-llama-" + GetParam();
-  if (!std::filesystem::exists(base + ".gguf"))
-    GTEST_SKIP() << "SKIPPED: " << base << ".gguf not found (needs ../shared/reference/quant)";
   auto m = Model::load(base + ".gguf");
   const int V = m->config().vocab_size;
   const bool f32 = GetParam() == "f32";
@@ -88,7 +85,6 @@ INSTANTIATE_TEST_SUITE_P(Files, QuantLogits,
 
 TEST(QuantLogitsCli, JsonHasEveryPosition) {
   const std::string base = kDir + "/tiny-llama-q4_k_m";
-  if (!std::filesystem::exists(base + ".gguf")) GTEST_SKIP() << "SKIPPED: " << base << ".gguf not found (needs ../shared)";
   const std::string out = std::string(BOSCH_BINARY_DIR) + "/quant_logits_cli.json";
   std::filesystem::remove(out);
   const std::string cmd = bosch_bin() + " logits " + base + ".gguf --tokens \"1 10 20 30 40 50 60 70\" --json " + out +

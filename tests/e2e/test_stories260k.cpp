@@ -11,13 +11,14 @@
 #include "model/kv_cache.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
+#include "../test_support.h"
 
 using namespace bosch;
 
 namespace {
 
-const std::string kModel = std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.gguf";
-const std::string kGolden = std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.greedy.txt";
+const std::string kModel = bosch::tests::stories_model();
+const std::string kGolden = bosch::tests::stories_greedy();
 
 std::string read_all(const std::string& p) {
   std::ifstream in(p);
@@ -27,7 +28,6 @@ std::string read_all(const std::string& p) {
 }
 
 TEST(Stories260K, GreedyFromBosReproducesThePublishedStory) {
-  if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "SKIPPED: " << kModel << " not found (../shared absent)";
   auto m = Model::load(kModel);
   auto tok = load_tokenizer(kModel);
   SamplingParams p;
@@ -49,7 +49,6 @@ TEST(Stories260K, GreedyFromBosReproducesThePublishedStory) {
 }
 
 TEST(Stories260K, AllSwaWithWindowCoveringTheStoryIsIdentical) {
-  if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "SKIPPED: " << kModel << " not found (../shared absent)";
   auto m = Model::load(kModel);
   const auto& c = m->config();
   SamplingParams p;
@@ -63,7 +62,6 @@ TEST(Stories260K, AllSwaWithWindowCoveringTheStoryIsIdentical) {
 TEST(Stories260K, Fp16KvCachesKeepTheGreedyStory) {
   // llama.cpp keeps K/V in fp16 by default: on this model the 200 greedy tokens do not move,
   // through the plain cache and through the hybrid one (all heads SWA(61, 0) for the first 60).
-  if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "SKIPPED: " << kModel << " not found (../shared absent)";
   auto m = Model::load(kModel);
   const auto& c = m->config();
   SamplingParams p;

@@ -11,13 +11,14 @@
 #include "formats/writers.h"
 #include "formats_test_util.h"
 #include "util/error.h"
+#include "../test_support.h"
 
 using namespace bosch;
 using bosch::testing::ScratchDir;
 
 namespace {
 
-std::string stories_path() { return std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.gguf"; }
+std::string stories_path() { return bosch::tests::stories_model(); }
 
 std::vector<float> ramp(size_t n, float scale) {
   std::vector<float> v(n);
@@ -271,9 +272,6 @@ TEST(GGUF, WriterRefusesInconsistentInput) {
 
 TEST(GGUF, ReadsStories260K) {
   std::string path = stories_path();
-  if (!std::filesystem::exists(path)) {
-    GTEST_SKIP() << "SKIPPED: " << path << " is absent (the shared test model); cannot check a real GGUF";
-  }
   GGUFFile f(path);
   EXPECT_EQ(f.version(), 3u);
   EXPECT_EQ(f.get_string("general.architecture"), "llama");

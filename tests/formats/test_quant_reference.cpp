@@ -1,7 +1,7 @@
 // Dequantisation of every quantised type against llama.cpp's own values: the tiny llama GGUFs
-// in ../shared/reference/quant (quantised by llama-quantize) and the sha256 of each tensor
+// in tests/data/quant (quantised by llama-quantize) and the sha256 of each tensor
 // dequantised by gguf-py and ggml (README there). Equal bit for bit, not within a tolerance.
-// Skipped, saying so, when ../shared is absent (CI); the hand-built blocks below always run.
+// The hand-built blocks below check the layouts independently of llama.cpp.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -15,19 +15,18 @@
 #include "formats/gguf.h"
 #include "formats/quant.h"
 #include "sha256.h"
+#include "../test_support.h"
 
 using namespace bosch;
 
 namespace {
 
-const std::string kDir = std::string(BOSCH_SOURCE_DIR) + "/../shared/reference/quant";
+const std::string kDir = bosch::tests::test_data("quant");
 
 class QuantReference : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(QuantReference, EveryTensorDequantisesBitForBit) {
   const std::string base = kDir + "/tiny-llama-" + GetParam();
-  if (!std::filesystem::exists(base + ".gguf") || !std::filesystem::exists(base + ".dequant.json"))
-    GTEST_SKIP() << "SKIPPED: " << base << ".gguf / .dequant.json not found (needs ../shared/reference/quant)";
   std::ifstream in(base + ".dequant.json");
   const nlohmann::json ref = nlohmann::json::parse(in);
   GGUFFile f(base + ".gguf");
@@ -55,7 +54,6 @@ INSTANTIATE_TEST_SUITE_P(Files, QuantReference,
 // The samples file holds rows 0-31 of blk.0.attn_k.weight per type, dequantised by llama.cpp.
 TEST(QuantReferenceSamples, AttnKRowsMatch) {
   const std::string path = kDir + "/tiny-llama.dequant-samples-f32.gguf";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "SKIPPED: " << path << " not found (needs ../shared)";
   GGUFFile samples(path);
   const std::pair<const char*, const char*> cases[] = {{"Q8_0", "q8_0"}, {"Q4_0", "q4_0"}, {"Q5_0", "q5_0"},
                                                        {"Q4_K", "q4_k_m"}, {"Q5_K", "q5_k_m"}, {"Q6_K", "q6_k"}};
@@ -74,7 +72,7 @@ TEST(QuantReferenceSamples, AttnKRowsMatch) {
 
 }  // namespace
 
-// Hand-built blocks with values worked out from the layout, for machines without ../shared.
+// Hand-built blocks with values worked out from the layout.
 TEST(QuantBlocks, Q4_0AndQ5_0) {
   uint8_t b[quant::kQ5_0Bytes] = {};
   const uint16_t two = f32_to_f16(2.0f);

@@ -1,7 +1,7 @@
 // The dispatched dequantisation (kernels/dequant.h: the prefill tiles and get_row of qmatmul.cpp)
 // against the scalar dequant_blocks, bit for bit, under each kernel set this CPU runs: random
 // blocks of every type, scales of every kind (zero, subnormal, largest, inf, NaN) and unaligned
-// pointers; then llama.cpp's own dequantised tensors (../shared/reference/quant) through get_row
+// pointers; then llama.cpp's own dequantised tensors (tests/data/quant) through get_row
 // and through the tile path of matmul_nt.
 #include <gtest/gtest.h>
 
@@ -21,6 +21,7 @@
 #include "kernels/dispatch.h"
 #include "use_kernel_set.h"
 #include "kernels/qmatmul.h"
+#include "../test_support.h"
 
 using namespace bosch;
 using bosch::tests::UseSet;
@@ -129,12 +130,11 @@ TEST(DequantFast, EveryPairOfSpecialScales) {
   }
 }
 
-// Every matrix of llama.cpp's quantised tiny llama (README in ../shared/reference/quant): get_row
+// Every matrix of llama.cpp's quantised tiny llama (README in tests/data/quant): get_row
 // row by row gives the tensor llama.cpp dequantised (its sha256), and the prefill tile path
 // (matmul_nt with x = the identity, so y = W^T exactly) gives the same values.
 TEST(DequantFast, LlamaCppTensorsThroughGetRowAndPrefillTiles) {
-  const std::string dir = std::string(BOSCH_SOURCE_DIR) + "/../shared/reference/quant";
-  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "SKIPPED: " << dir << " not found (needs ../shared)";
+  const std::string dir = bosch::tests::test_data("quant");
   for (const kernels::KernelSet* s : runnable_sets()) {
     UseSet use(*s);
     for (const char* file : {"q8_0", "q4_0", "q5_0", "q4_k_s", "q4_k_m", "q5_k_m", "q6_k"}) {

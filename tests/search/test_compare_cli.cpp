@@ -1,5 +1,5 @@
-// `bosch baseline` and `bosch compare` end to end on the shared stories260K model (skipped
-// when it or the CLI binary is absent): exact K in the mask files, the compare JSON fields and
+// `bosch baseline` and `bosch compare` end to end on stories260K (tests/data; skipped
+// when the CLI binary is not built): exact K in the mask files, the compare JSON fields and
 // the report files.
 #include <gtest/gtest.h>
 
@@ -16,10 +16,9 @@ using bosch::tests::temp_dir;
 
 namespace {
 
-const std::string kModel = std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.gguf";
+const std::string kModel = bosch::tests::stories_model();
 
 std::string skip_reason() {
-  if (!std::filesystem::exists(kModel)) return kModel + " not found (needs the shared stories260K model)";
   if (!std::filesystem::exists(bosch_bin())) return bosch_bin() + " not built";
   return "";
 }
@@ -80,7 +79,7 @@ TEST(CompareCli, CompareWritesResultsAndReport) {
 TEST(CompareCli, TextObjectiveIsScoredOnAHeldOutText) {
   if (auto r = skip_reason(); !r.empty()) GTEST_SKIP() << "SKIPPED: " << r;
   const auto dir = temp_dir("bosch_compare_text");
-  const std::string calib = std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.greedy.txt";
+  const std::string calib = bosch::tests::stories_greedy();
   const auto test = (dir / "test.txt").string();
   for (int seed : {1, 2})
     ASSERT_EQ(std::system(("BOSCH_QUIET=1 " + bosch_bin() + " generate " + kModel + " --temperature 1 --seed " +

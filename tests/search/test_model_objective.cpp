@@ -10,18 +10,16 @@
 #include "search/rng.h"
 #include "random_samples.h"
 #include "tasks/scoring.h"
+#include "../test_support.h"
 
 using namespace bosch;
 using namespace bosch::search;
 
 namespace {
 
-const std::string kModel = std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.gguf";
+const std::string kModel = bosch::tests::stories_model();
 
-std::unique_ptr<Model> load_or_skip() {
-  if (!std::filesystem::exists(kModel)) return nullptr;
-  return Model::load(kModel);
-}
+std::unique_ptr<Model> load_model() { return Model::load(kModel); }
 
 // Random-token samples with two answers each: BOS, then tokens above the special ids.
 std::vector<TaskSample> random_samples(int n, int prompt_len, uint64_t seed, int vocab) {
@@ -31,8 +29,7 @@ std::vector<TaskSample> random_samples(int n, int prompt_len, uint64_t seed, int
 }  // namespace
 
 TEST(ModelObjective, CachedScoresEqualTheNaiveReference) {
-  auto m = load_or_skip();
-  if (!m) GTEST_SKIP() << "SKIPPED: " << kModel << " not found (needs the shared stories260K model)";
+  auto m = load_model();
   const int L = m->config().n_layers, H = m->config().n_kv_heads;
   auto samples = random_samples(3, 60, 5, m->config().vocab_size);
   const int64_t entry = int64_t(3) * 64 * m->config().d_model * 4;  // one layer input, all samples
@@ -74,8 +71,7 @@ TEST(ModelObjective, CachedScoresEqualTheNaiveReference) {
 // A candidate starts at the deepest layer whose input ANY earlier candidate shared, not only
 // the last committed one: exact layer-forward counts.
 TEST(ModelObjective, StartsAtTheDeepestSharedPrefix) {
-  auto m = load_or_skip();
-  if (!m) GTEST_SKIP() << "SKIPPED: " << kModel << " not found (needs the shared stories260K model)";
+  auto m = load_model();
   const int L = m->config().n_layers, H = m->config().n_kv_heads;
   ASSERT_GE(L, 4);
   const int64_t ns = 2;
@@ -110,8 +106,7 @@ TEST(ModelObjective, StartsAtTheDeepestSharedPrefix) {
 }
 
 TEST(ModelObjective, SearchSavesLayerForwards) {
-  auto m = load_or_skip();
-  if (!m) GTEST_SKIP() << "SKIPPED: " << kModel << " not found (needs the shared stories260K model)";
+  auto m = load_model();
   ModelObjectiveOptions o;
   o.window = 8, o.sinks = 2;
   ModelObjective obj(*m, random_samples(2, 48, 7, m->config().vocab_size), o);
@@ -144,8 +139,7 @@ TEST(ModelObjective, SearchSavesLayerForwards) {
 // The KL term against an independent reference: whole forward passes of the full model and of
 // the mask (Model::forward_all), KL(full || mask) at every answer row in double precision.
 TEST(ModelObjective, KlTermEqualsTheReferenceDivergence) {
-  auto m = load_or_skip();
-  if (!m) GTEST_SKIP() << "SKIPPED: " << kModel << " not found (needs the shared stories260K model)";
+  auto m = load_model();
   const int L = m->config().n_layers, H = m->config().n_kv_heads, V = m->config().vocab_size;
   auto samples = random_samples(3, 60, 7, V);
   ModelObjectiveOptions o;

@@ -9,22 +9,18 @@
 #include "tasks/longbench.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
+#include "../test_support.h"
 
 using namespace bosch;
 
 namespace {
 
-const std::string kModel = std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.gguf";
+const std::string kModel = bosch::tests::stories_model();
 const std::string kData = std::string(BOSCH_SOURCE_DIR) + "/tests/data/longbench/small";
-
-#define REQUIRE_MODEL()                                                                       \
-  if (!std::filesystem::exists(kModel))                                                       \
-  GTEST_SKIP() << "SKIPPED: " << kModel << " not found (needs the shared stories260K model)"
 
 }  // namespace
 
 TEST(LongBenchRun, PromptIsTemplatePlusBosAndMiddleTruncated) {
-  REQUIRE_MODEL();
   auto tok = load_tokenizer(kModel);
   longbench::DatasetFile f = longbench::read_dataset_file(kData + "/hotpotqa.jsonl");
   const auto& task = *f.task;
@@ -52,7 +48,6 @@ TEST(LongBenchRun, PromptIsTemplatePlusBosAndMiddleTruncated) {
 }
 
 TEST(LongBenchRun, EndToEndOnFixturesWithStories260K) {
-  REQUIRE_MODEL();
   auto m = Model::load(kModel);
   auto tok = load_tokenizer(kModel);
   LongBenchOptions opt;

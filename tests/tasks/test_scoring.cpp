@@ -11,14 +11,13 @@
 #include "tasks/scoring.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
+#include "../test_support.h"
 
 using namespace bosch;
 
 namespace {
 
-const std::string kModel = std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.gguf";
-
-bool have_model() { return std::ifstream(kModel).good(); }
+const std::string kModel = bosch::tests::stories_model();
 
 struct Loaded {
   std::unique_ptr<Model> model;
@@ -51,7 +50,6 @@ TEST(StringMatchAll, RulerSemantics) {
 }
 
 TEST(Scoring, SingleAnswerMatchesScoreAnswer) {
-  if (!have_model()) GTEST_SKIP() << "needs " << kModel;
   const auto& [m, tok] = loaded();
   auto plan = m->full_plan();
   for (const char* answer : {"Lily", "zebra"}) {
@@ -65,7 +63,6 @@ TEST(Scoring, SingleAnswerMatchesScoreAnswer) {
 }
 
 TEST(Scoring, MultiAnswerOnePrefillMatchesNaivePerAnswer) {
-  if (!have_model()) GTEST_SKIP() << "needs " << kModel;
   const auto& [m, tok] = loaded();
   const auto& c = m->config();
   for (NiahFamily f : {NiahFamily::multivalue, NiahFamily::multiquery, NiahFamily::single_text}) {
@@ -94,9 +91,8 @@ TEST(Scoring, MultiAnswerOnePrefillMatchesNaivePerAnswer) {
 // Teacher-forced exact match and greedy generation + string_match_all agree: prompts cut from
 // the model's own greedy story (the next word is right) and the same prompts with a wrong word.
 TEST(Scoring, TeacherForcedAgreesWithGeneration) {
-  if (!have_model()) GTEST_SKIP() << "needs " << kModel;
   const auto& [m, tok] = loaded();
-  std::ifstream in(std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.greedy.txt");
+  std::ifstream in(bosch::tests::stories_greedy());
   std::stringstream ss;
   ss << in.rdbuf();
   std::string story = ss.str().substr(0, 400);
@@ -129,7 +125,6 @@ TEST(Scoring, TeacherForcedAgreesWithGeneration) {
 }
 
 TEST(Scoring, RealTokenizerSamplesFitAndRoundTrip) {
-  if (!have_model()) GTEST_SKIP() << "needs " << kModel;
   const auto& [m, tok] = loaded();
   for (NiahFamily f : all_niah_families())
     for (int len : {1024, 1536}) {

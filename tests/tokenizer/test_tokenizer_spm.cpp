@@ -12,11 +12,12 @@
 #include "util/utf8.h"
 #include "tokenizer_test_util.h"
 #include "util/atomic_file.h"
+#include "../test_support.h"
 
 namespace bosch {
 namespace {
 
-const std::string kStories = std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.gguf";
+const std::string kStories = bosch::tests::stories_model();
 const std::string kSentence = "Once upon a time, there was a little girl named Lily.";
 
 // Naive reference: whole fragment, repeatedly merge the adjacent pair whose concatenation is the
@@ -123,9 +124,6 @@ TEST(Spm, LongRunIsNotQuadratic) {
 
 class Stories260K : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (!std::filesystem::exists(kStories)) GTEST_SKIP() << "SKIPPED: " << kStories << " is absent";
-  }
   static SpmSpec spec_from_gguf() {
     GGUFFile g(kStories);
     SpmSpec v;
@@ -168,7 +166,7 @@ TEST_F(Stories260K, PublishedSentenceMatchesReferenceAndRoundTrips) {
 TEST_F(Stories260K, GreedyTextAndRandomUtf8RoundTrip) {
   auto tok = load_tokenizer(kStories);
   SpmSpec v = spec_from_gguf();
-  std::string greedy = read_file(std::string(BOSCH_SOURCE_DIR) + "/../shared/models/stories260K.greedy.txt");
+  std::string greedy = read_file(bosch::tests::stories_greedy());
   auto ids = tok->encode(greedy, true);
   EXPECT_EQ(ids, naive_spm(v, greedy, true));
   EXPECT_EQ(tok->decode(ids), greedy);
