@@ -1,5 +1,5 @@
 // `bosch baseline [MODEL] --method NAME --ratio R --out MASK.json`: one baseline mask
-// (search/baseline.h), exactly K = round(R * layers * KV heads) SWA heads, in the mask format
+// (search/baselines/baseline.h), exactly K = round(R * layers * KV heads) SWA heads, in the mask format
 // of `bosch search`. Methods that need calibration data use the same calibration samples and
 // objective as the search (--objective, --lengths, --depths, --samples, --seed).
 #include <cstdio>
@@ -9,9 +9,9 @@
 
 #include "cli/command.h"
 #include "masks/mask_file.h"
-#include "search/baseline.h"
+#include "search/baselines/baseline.h"
 #include "cli/experiment_options.h"
-#include "search/experiment.h"
+#include "search/experiments/experiment.h"
 #include "util/error.h"
 #include "util/mpi_comm.h"
 

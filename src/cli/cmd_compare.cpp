@@ -1,6 +1,6 @@
 // `bosch compare [MODEL] --ratios 0.25,0.5,0.75,0.875 --methods all`: the BOSCH search and
 // every baseline at every ratio. Masks are built from the calibration split only; each is then
-// scored on held-out NIAH TEST samples (search/compare.h), or on `--test-objective
+// scored on held-out NIAH TEST samples (search/experiments/compare.h), or on `--test-objective
 // text:FILE|longbench:DIR` (held-out data the user names) for models that cannot do NIAH. Prints the ratio x method table;
 // --json writes {"results": [{method, ratio, exact_match, normalized, evaluations, seconds,
 // ...}], ...}; --report DIR writes report.md, mask pictures, mask files and the stage-1
@@ -14,14 +14,14 @@
 
 #include "cli/command.h"
 #include "masks/mask_file.h"
-#include "search/baseline.h"
+#include "search/baselines/baseline.h"
 #include "cli/experiment_options.h"
-#include "search/experiment.h"
-#include "search/compare.h"
-#include "search/distributed_objective.h"
-#include "search/memo_objective.h"
-#include "search/report.h"
-#include "search/simulated_compare.h"
+#include "search/experiments/experiment.h"
+#include "search/experiments/compare.h"
+#include "search/objectives/distributed_objective.h"
+#include "search/core/memo_objective.h"
+#include "search/experiments/report.h"
+#include "search/experiments/simulated_compare.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/mpi_comm.h"
@@ -45,7 +45,7 @@ struct CompareCliOptions {
 };
 
 // --objective synthetic:SHAPE[:SEED]: no model; every method that needs no weights on seeded
-// simulator instances (search/simulated_compare.h).
+// simulator instances (search/experiments/simulated_compare.h).
 void run_simulated_compare_cli(const CompareCliOptions& o) {
   search::SimulatedCompareOptions so;
   so.spec = search::parse_simulator_spec(o.exp.calib.objective);

@@ -1,5 +1,5 @@
 // `bosch pairs [MODEL] --out PAIRS.json [--svg PAIRS.svg] [--top K | --heads L.H,...]`: the
-// entanglement table (search/pair_table.h) on the same calibration objective as the search.
+// entanglement table (search/experiments/pair_table.h) on the same calibration objective as the search.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -8,8 +8,8 @@
 
 #include "cli/command.h"
 #include "cli/experiment_options.h"
-#include "search/experiment.h"
-#include "search/pair_table.h"
+#include "search/experiments/experiment.h"
+#include "search/experiments/pair_table.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/mpi_comm.h"

@@ -1,4 +1,4 @@
-// `bosch search [MODEL] --ratio R --out MASK.json`: the BOSCH search (search/bosch_search.h).
+// `bosch search [MODEL] --ratio R --out MASK.json`: the BOSCH search (search/stages/bosch_search.h).
 // Progress with ETA per stage on stderr, per-stage summaries, a journal of every evaluation
 // (--journal, default OUT.journal.jsonl) and --resume JOURNAL to continue after a kill.
 #include <cstdio>
@@ -9,9 +9,9 @@
 #include "cli/command.h"
 #include "cli/experiment_options.h"
 #include "masks/mask_file.h"
-#include "search/experiment.h"
-#include "search/bosch_search.h"
-#include "search/distributed_objective.h"
+#include "search/experiments/experiment.h"
+#include "search/stages/bosch_search.h"
+#include "search/objectives/distributed_objective.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/mpi_comm.h"

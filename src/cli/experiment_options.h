@@ -1,11 +1,11 @@
 // Flags that describe an experiment (model data, calibration, SWA shape), shared by
-// `bosch baseline` and `bosch compare` (search/experiment.h builds the experiment from them).
+// `bosch baseline` and `bosch compare` (search/experiments/experiment.h builds the experiment from them).
 #pragma once
 #include <CLI/CLI.hpp>
 
 #include "cli/options.h"
 
-#include "search/experiment.h"
+#include "search/experiments/experiment.h"
 
 namespace bosch::cli {
 

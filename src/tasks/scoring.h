@@ -22,7 +22,7 @@ enum class ScoreMode { teacher_forced, generate };
 ScoreMode parse_score_mode(const std::string& s);  // "tf" | "teacher-forced" | "generate"
 
 // One answer of a sample (AnswerResult) and the whole sample (TaskSampleScore); the search
-// turns these into its own scores of a mask (search/objective.h: MaskScore).
+// turns these into its own scores of a mask (search/core/objective.h: MaskScore).
 struct AnswerResult {
   bool correct = false;     // teacher-forced: all tokens argmax
   double mean_logprob = 0;  // mean log p over the answer's tokens

@@ -1,5 +1,5 @@
 // The process group of a run spread over MPI ranks (SPMD lockstep: every rank runs the same
-// command; search/distributed_objective.h splits each evaluation's samples between them).
+// command; search/objectives/distributed_objective.h splits each evaluation's samples between them).
 // Built without MPI (BOSCH_WITH_MPI unset), or started without an MPI launcher, this is one
 // process: rank 0 of 1, and every call below is a cheap no-op.
 //

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "model/model.h"
-#include "search/calibration.h"
+#include "search/objectives/calibration.h"
 #include "util/error.h"
 #include "tasks/niah.h"
 #include "tasks/prompt_fit.h"

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "search/pair_table.h"
-#include "search/synthetic_objective.h"
+#include "search/experiments/pair_table.h"
+#include "search/objectives/synthetic_objective.h"
 #include "../test_support.h"
 
 using bosch::tests::bosch_bin;

@@ -1,7 +1,7 @@
 // The search journal: resume against a fixed configuration and a 20-bit mask (the seeds in
 // tests/fuzz/seeds/journal are written with this configuration).
 #include "fuzz_util.h"
-#include "search/journal.h"
+#include "search/core/journal.h"
 
 using namespace bosch;
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "search/rng.h"
-#include "search/synthetic_objective.h"
+#include "search/core/rng.h"
+#include "search/objectives/synthetic_objective.h"
 
 namespace bosch::search::testing {
 

@@ -2,7 +2,7 @@
 #pragma once
 #include <vector>
 
-#include "search/rng.h"
+#include "search/core/rng.h"
 #include "tasks/task_sample.h"
 
 namespace bosch::search::testing {

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "search/baseline_layers.h"
-#include "search/bosch_search.h"
+#include "search/baselines/baseline_layers.h"
+#include "search/stages/bosch_search.h"
 #include "util/error.h"
 
 using namespace bosch;

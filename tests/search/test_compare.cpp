@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "search/compare.h"
-#include "search/journal.h"
-#include "search/report.h"
-#include "search/synthetic_objective.h"
+#include "search/experiments/compare.h"
+#include "search/core/journal.h"
+#include "search/experiments/report.h"
+#include "search/objectives/synthetic_objective.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 

@@ -7,8 +7,8 @@
 
 #include "model/model.h"
 #include "random_samples.h"
-#include "search/distributed_objective.h"
-#include "search/rng.h"
+#include "search/objectives/distributed_objective.h"
+#include "search/core/rng.h"
 #include "util/error.h"
 #include "util/mpi_comm.h"
 

@@ -5,9 +5,9 @@
 #include <filesystem>
 
 #include "model/model.h"
-#include "search/bosch_search.h"
-#include "search/model_objective.h"
-#include "search/rng.h"
+#include "search/stages/bosch_search.h"
+#include "search/objectives/model_objective.h"
+#include "search/core/rng.h"
 #include "random_samples.h"
 #include "tasks/scoring.h"
 #include "../test_support.h"

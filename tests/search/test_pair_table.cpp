@@ -5,8 +5,8 @@
 #include <cmath>
 #include <map>
 
-#include "search/pair_table.h"
-#include "search/synthetic_objective.h"
+#include "search/experiments/pair_table.h"
+#include "search/objectives/synthetic_objective.h"
 #include "util/error.h"
 
 namespace bosch::search {

@@ -9,8 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "search/bosch_search.h"
-#include "search/synthetic_objective.h"
+#include "search/stages/bosch_search.h"
+#include "search/objectives/synthetic_objective.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 

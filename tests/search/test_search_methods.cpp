@@ -5,8 +5,8 @@
 #include <cstdlib>
 
 #include "planted.h"
-#include "search/bosch_search.h"
-#include "search/compare.h"
+#include "search/stages/stage_steps.h"
+#include "search/experiments/compare.h"
 #include "util/error.h"
 
 using namespace bosch::search;

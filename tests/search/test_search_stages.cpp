@@ -6,8 +6,8 @@
 #include <set>
 
 #include "planted.h"
-#include "search/bosch_search.h"
-#include "search/combinatorics.h"
+#include "search/stages/stage_steps.h"
+#include "search/core/combinatorics.h"
 
 using namespace bosch::search;
 using namespace bosch::search::testing;

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <set>
 
-#include "search/simulated_compare.h"
-#include "search/simulator.h"
+#include "search/experiments/simulated_compare.h"
+#include "search/objectives/simulator.h"
 #include "util/error.h"
 #include "util/parallel.h"
 

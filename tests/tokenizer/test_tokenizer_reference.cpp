@@ -9,7 +9,7 @@
 
 #include "formats/writers.h"
 #include "tokenizer/byte_level_bpe.h"
-#include "js_reference.h"
+#include "tokenizer/js_reference.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer_test_util.h"
