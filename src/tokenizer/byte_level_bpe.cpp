@@ -86,7 +86,9 @@ ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(ByteLevelBpeSpec spec)
           "{}: merge #{} \"{} {}\" uses a token missing from the vocabulary", source_, r, excerpt(a), excerpt(b));
     merges_.insert(ia->second, ib->second, static_cast<int32_t>(r), im->second);
   }
-  for (const auto& s : spec.splits) splitters_.push_back(std::make_unique<RegexSplitter>(s.pattern, s.behavior));
+  for (size_t i = 0; i < spec.splits.size(); ++i)
+    splitters_.push_back(std::make_unique<RegexSplitter>(spec.splits[i].pattern, spec.splits[i].behavior,
+                                                         fmt::format("{} (split step {})", source_, i)));
   bos_id_ = spec.bos;
   eos_id_ = spec.eos;
   add_bos_ = spec.add_bos && spec.bos >= 0;
@@ -151,10 +153,11 @@ void ByteLevelBpeTokenizer::encode_section(std::string_view text, std::vector<in
     text = norm;
   }
   if (text.empty()) return;
-  // Apply the split steps in order; the last one feeds the BPE.
+  // Apply the split steps in order; the last one feeds the BPE. One time bound for the text.
+  const auto deadline = split_deadline(text.size());
   std::function<void(std::string_view, size_t)> step = [&](std::string_view s, size_t k) {
     if (k == splitters_.size()) return encode_piece(s, out);
-    splitters_[k]->split(s, [&](std::string_view piece) { step(piece, k + 1); });
+    splitters_[k]->split(s, [&](std::string_view piece) { step(piece, k + 1); }, deadline);
   };
   step(text, 0);
 }

@@ -69,6 +69,7 @@ std::string nfc(const std::string& text) {
 
 Normalizer Normalizer::from_json(const nlohmann::json& j, const std::string& file) {
   Normalizer out;
+  out.file_ = file;
   if (j.is_null()) return out;
   std::string type = j.value("type", "");
   if (type == "Sequence") {
@@ -93,22 +94,39 @@ Normalizer Normalizer::from_json(const nlohmann::json& j, const std::string& fil
 }
 
 std::string Normalizer::apply(std::string text) const {
-  for (const auto& s : steps_) {
+  const size_t input = text.size(), bound = 4 * input + 256;
+  auto grows_to = [&](size_t step, size_t n, const char* kind) {
+    check(n <= bound, "{}: normalizer step {} ({}) would make a {}-byte input {} bytes long, over the bound of "
+          "4x the input + 256 bytes", file_, step, kind, input, n);
+  };
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& s = steps_[i];
     switch (s.kind) {
-      case Step::Kind::NFC: text = nfc(text); break;
+      case Step::Kind::NFC:
+        text = nfc(text);
+        grows_to(i, text.size(), "NFC");
+        break;
       case Step::Kind::Prepend:
-        if (!text.empty()) text = s.a + text;
+        if (!text.empty()) {
+          grows_to(i, text.size() + s.a.size(), "Prepend");
+          text = s.a + text;
+        }
         break;
       case Step::Kind::Replace: {
         if (s.a.empty()) break;
-        std::string r;
-        size_t i = 0, k;
-        while ((k = text.find(s.a, i)) != std::string::npos) {
-          r.append(text, i, k - i);
-          r += s.b;
-          i = k + s.a.size();
+        if (s.b.size() > s.a.size()) {  // the result's size, known before it is built
+          size_t hits = 0;
+          for (size_t k = text.find(s.a); k != std::string::npos; k = text.find(s.a, k + s.a.size())) ++hits;
+          grows_to(i, text.size() + hits * (s.b.size() - s.a.size()), "Replace");
         }
-        r.append(text, i);
+        std::string r;
+        size_t i0 = 0, k;
+        while ((k = text.find(s.a, i0)) != std::string::npos) {
+          r.append(text, i0, k - i0);
+          r += s.b;
+          i0 = k + s.a.size();
+        }
+        r.append(text, i0);
         text = std::move(r);
         break;
       }

@@ -15,6 +15,9 @@ class Normalizer {
   static Normalizer from_json(const nlohmann::json& j, const std::string& file);
 
   bool identity() const { return steps_.empty(); }
+  // Throws Error naming the file and the step when a step would make the text longer than
+  // 4x the input + 256 bytes (real normalizers: U+2581 for a space, 3x; issue #40: chained
+  // Replace steps turned 100 bytes into hundreds of GB).
   std::string apply(std::string text) const;
 
   static bool has_icu();
@@ -25,6 +28,7 @@ class Normalizer {
     std::string a, b;  // Prepend: a; Replace: a -> b
   };
   std::vector<Step> steps_;
+  std::string file_;
 };
 
 // NFC of valid UTF-8 (identity when it already is NFC).

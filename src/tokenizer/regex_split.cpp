@@ -1,5 +1,6 @@
 #include "tokenizer/regex_split.h"
 
+#include "util/checked.h"
 #include "util/error.h"
 
 namespace bosch {
@@ -48,14 +49,26 @@ std::string rewrite_whitespace_classes(std::string_view p) {
   return out;
 }
 
-RegexSplitter::RegexSplitter(const std::string& pattern, Behavior behavior)
-    : pattern_(pattern), behavior_(behavior),
-      regex_(rewrite_whitespace_classes(pattern), fmt::format("split regex /{}/", pattern)) {}
+std::chrono::steady_clock::time_point split_deadline(size_t bytes) {
+  const double seconds = 1.0 + 2e-6 * static_cast<double>(bytes);
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
 
-void RegexSplitter::split(std::string_view text,
-                          const std::function<void(std::string_view)>& fn) const {
-  size_t last = 0;
+RegexSplitter::RegexSplitter(const std::string& pattern, Behavior behavior, std::string what)
+    : pattern_(pattern), what_(std::move(what)), behavior_(behavior),
+      regex_(rewrite_whitespace_classes(pattern), fmt::format("split regex /{}/", excerpt(pattern))) {}
+
+void RegexSplitter::split(std::string_view text, const std::function<void(std::string_view)>& fn,
+                          std::chrono::steady_clock::time_point deadline) const {
+  size_t last = 0, matches = 0;
   regex_.for_each_match(text, [&](const Regex::Match& m) {
+    // The clock every 64 matches (one match is bounded by PCRE2's match limit): a clock read
+    // per match would cost about as much as matching a short piece.
+    if ((++matches & 63) == 0 && std::chrono::steady_clock::now() >= deadline)  // (the message is built only here)
+      fail("{}pre-tokenizer split /{}/ passed its time bound (1 s + 2 us per input byte) at byte {} of a {}-byte "
+           "piece: the pattern backtracks quadratically on this text",
+           what_.empty() ? "" : what_ + ": ", excerpt(pattern_), m.begin, text.size());
     if (m.end == m.begin) return;  // empty matches split nothing
     if (m.begin > last && behavior_ == Behavior::Isolated) fn(text.substr(last, m.begin - last));
     fn(text.substr(m.begin, m.end - m.begin));

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -217,6 +218,41 @@ TEST_F(CliAttack, ModelValuesMustBeFiniteAndInRange) {
     std::ofstream(m / "config.json") << text;
     expect_refused(attack("generate " + m.string() + " --max-tokens 2"), want);
   }
+}
+
+// A tokenizer.json can make its text grow without bound (chained Replace steps) or make its
+// split regex backtrack quadratically (PCRE2's per-match limit never trips). Both are bounded
+// per input byte, with an error naming the file and the step; a real tokenizer is unaffected.
+TEST_F(CliAttack, TokenizerWorkIsBoundedPerInputByte) {
+  const fs::path m = dir_ / "tok";
+  fs::copy(kSource / "tests/data/qwen3_tiny", m, fs::copy_options::recursive);
+  const fs::path tj = m / "tokenizer.json";
+  const nlohmann::json original = nlohmann::json::parse(slurp(tj));
+  const fs::path text = dir_ / "text.txt";
+  std::ofstream(text) << "A plain sentence, 12 words and digits 345, as real text has.\n";
+  const auto a0 = attack("tokenize " + m.string() + " < " + text.string());
+  EXPECT_EQ(a0.rc, 0) << a0.out;
+
+  nlohmann::json grow = original;  // each step multiplies every 'a' by 16
+  grow["normalizer"] = {{"type", "Sequence"}, {"normalizers", nlohmann::json::array()}};
+  for (int i = 0; i < 10; ++i)
+    grow["normalizer"]["normalizers"].push_back(
+        {{"type", "Replace"}, {"pattern", {{"String", "a"}}}, {"content", std::string(16, 'a')}});
+  std::ofstream(tj) << grow.dump();
+  std::ofstream(text) << std::string(100, 'a');
+  expect_refused(attack("tokenize " + m.string() + " < " + text.string()), "over the bound of 4x the input");
+
+  nlohmann::json quadratic = original;  // \w+ runs to the end, fails the lookahead, one \w matches
+  quadratic["pre_tokenizer"] = {
+      {"type", "Sequence"},
+      {"pretokenizers",
+       {{{"type", "Split"}, {"pattern", {{"Regex", "\\w+(?=\\d)|\\w"}}}, {"behavior", "Isolated"}, {"invert", false}},
+        original["pre_tokenizer"]}}};
+  std::ofstream(tj) << quadratic.dump();
+  std::ofstream(text) << std::string(320 * 1024, 'a');  // ~50 s without the bound
+  const auto t0 = std::chrono::steady_clock::now();
+  expect_refused(attack("tokenize " + m.string() + " < " + text.string()), "passed its time bound");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
 }
 
 }  // namespace
