@@ -9,7 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 build=$1 seconds=$2; shift 2
 names=("$@")
-((${#names[@]})) || names=(gguf safetensors config tokenizer_json mask_file duo journal longbench)
+((${#names[@]})) || names=(gguf safetensors config tokenizer_json mask_file duo journal longbench objective_spec cli_numbers)
 stories=tests/data/stories260K/stories260K.gguf
 
 seed() {  # seed HARNESS DIR: copies the seed files of one harness into DIR
@@ -29,6 +29,10 @@ seed() {  # seed HARNESS DIR: copies the seed files of one harness into DIR
     mask_file) cp -f docs/results/stories260K-compare/masks/bosch-r0.5.json "$d"/
                cp -f tests/data/malformed/mask_*.json "$d"/ 2>/dev/null ;;
     longbench) cp -f tests/data/longbench/small/*.jsonl tests/data/longbench/bad/*.jsonl "$d"/ ;;
+    objective_spec) printf '%s' synthetic:4x8 > "$d"/planted; printf '%s' synthetic:4x8:7 > "$d"/seeded
+                    printf '%s' synthetic:qwen3-8b:3 > "$d"/shape; printf '%s' niah:single_noise > "$d"/niah ;;
+    cli_numbers) printf '%s' 42 > "$d"/int; printf '%s' -7 > "$d"/neg; printf '%s' 1.5e-3 > "$d"/float
+                 printf '%s' 18446744073709551615 > "$d"/max ;;
   esac
   return 0
 }
