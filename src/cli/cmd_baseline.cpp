@@ -42,11 +42,10 @@ void run_baseline(BaselineCliOptions o) {
   prov["evaluations"] = b.evaluations;
   prov["seconds"] = b.seconds;
   if (e.objective) prov["objective"] = e.objective->describe();
-  const AttentionPlan plan = AttentionPlan::from_bits(e.info.n_layers, e.info.n_kv_heads, b.bits, o.exp.window, o.exp.sinks);
   if (mpi::rank() != 0) return;  // the other ranks hold the same mask; rank 0 alone writes
-  MaskFile::from_plan(plan, e.info, o.ratio, prov, o.exp.window, o.exp.sinks).save(o.out);
+  MaskFile::from_bits(b.bits, e.info, o.exp.swa, o.ratio, prov).save(o.out);
   std::fprintf(stderr, "baseline %s: %d/%zu heads SWA (W=%d, S=%d), %lld evaluations, %.2f s\n", method.c_str(),
-               b.k, b.bits.size(), o.exp.window, o.exp.sinks, static_cast<long long>(b.evaluations), b.seconds);
+               b.k, b.bits.size(), o.exp.swa.window, o.exp.swa.sinks, static_cast<long long>(b.evaluations), b.seconds);
   for (int l = 0; l < e.info.n_layers; ++l) {
     std::string row;
     for (int h = 0; h < e.info.n_kv_heads; ++h) row += b.bits[static_cast<size_t>(l) * e.info.n_kv_heads + h] ? 'S' : '.';

@@ -49,7 +49,7 @@ void run_pairs(PairsCliOptions o) {
   const search::PairTable t = search::pair_table(obj, o.table);
   if (mpi::rank() != 0) return;  // every rank computed the same table; rank 0 writes
   nlohmann::json j = t.to_json();
-  j["settings"] = {{"model", o.exp.model}, {"window", o.exp.window}, {"sinks", o.exp.sinks}};
+  j["settings"] = {{"model", o.exp.model}, {"window", o.exp.swa.window}, {"sinks", o.exp.swa.sinks}};
   write_file_atomic(o.out, j.dump(1) + "\n");
   if (!o.svg.empty()) write_heatmap_svg(o.svg, t.heatmap());
   const std::string md = t.markdown(o.rows);

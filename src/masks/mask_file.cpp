@@ -125,6 +125,12 @@ MaskFile MaskFile::from_plan(const AttentionPlan& plan, const MaskModelInfo& mod
   return m;
 }
 
+MaskFile MaskFile::from_bits(const std::vector<uint8_t>& swa, const MaskModelInfo& model, SwaShape shape,
+                             double target_ratio, nlohmann::json provenance) {
+  const AttentionPlan plan = AttentionPlan::from_bits(model.n_layers, model.n_kv_heads, swa, shape.window, shape.sinks);
+  return from_plan(plan, model, target_ratio, std::move(provenance), shape.window, shape.sinks);
+}
+
 AttentionPlan MaskFile::to_plan() const {
   std::vector<uint8_t> bits;
   for (const auto& row : swa) bits.insert(bits.end(), row.begin(), row.end());

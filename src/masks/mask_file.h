@@ -49,6 +49,10 @@ struct MaskFile {
   static MaskFile from_plan(const AttentionPlan& plan, const MaskModelInfo& model,
                             double target_ratio, nlohmann::json provenance = nlohmann::json::object(),
                             int window_if_none = 0, int sinks_if_none = 0);
+  // The mask of head bits `swa` (layer-major, 1 = SWA(shape)) for `model`: what search, baseline
+  // and compare write.
+  static MaskFile from_bits(const std::vector<uint8_t>& swa, const MaskModelInfo& model, SwaShape shape,
+                            double target_ratio, nlohmann::json provenance = nlohmann::json::object());
   AttentionPlan to_plan() const;
   double swa_ratio() const;
 

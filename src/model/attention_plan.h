@@ -10,6 +10,12 @@
 
 namespace bosch {
 
+// The one SWA shape a search gives every converted head (the defaults of --window/--sinks).
+struct SwaShape {
+  int window = 64;  // W
+  int sinks = 4;    // S
+};
+
 class AttentionPlan {
  public:
   AttentionPlan() = default;

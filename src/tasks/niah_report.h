@@ -32,7 +32,6 @@ class TaskReport {
   const ScoreStats& overall() const { return overall_; }
   const std::map<std::string, ScoreStats>& per_family() const { return family_; }
   const std::map<int, ScoreStats>& per_length() const { return length_; }
-  const std::map<int, ScoreStats>& per_depth_permille() const { return depth_; }
 
   // {"exact_match", "mean_answer_logprob", "n_samples", "per_family": {name: stats},
   //  "per_length": {"1024": stats}, "per_depth": {"0.5": stats}, "cells": [{family, length,

@@ -26,7 +26,6 @@ namespace {
 int g_rank = 0, g_size = 1;
 bool g_started = false;
 int g_error_fd = 2;
-long long g_bytes = 0;
 
 #ifdef BOSCH_WITH_MPI
 // Started by a launcher: Open MPI's mpirun, PMIx/PMI (srun, MPICH's hydra), or forced.
@@ -83,14 +82,6 @@ void wait_all(std::vector<MPI_Request>& reqs, const std::vector<int>& peers, con
 #endif
 }  // namespace
 
-bool built_with_mpi() {
-#ifdef BOSCH_WITH_MPI
-  return true;
-#else
-  return false;
-#endif
-}
-
 // srun without an MPI plugin starts tasks that each see one process: each would run the whole
 // search and write the same files.
 static void warn_lone_slurm_task() {
@@ -134,7 +125,6 @@ void finalize() {
 int rank() { return g_rank; }
 int size() { return g_size; }
 int error_fd() { return g_error_fd; }
-long long bytes_sent() { return g_bytes; }
 
 double timeout_seconds() {
   static const double t = [] {
@@ -166,7 +156,6 @@ std::vector<double> gather_to_root(const std::vector<double>& mine, const std::v
   if (g_rank != 0) {
     std::vector<MPI_Request> req(1);
     MPI_Isend(mine.data(), counts[g_rank], MPI_DOUBLE, 0, kTag, MPI_COMM_WORLD, req.data());
-    g_bytes += static_cast<long long>(mine.size()) * 8;
     wait_all(req, {0}, "sending its sample scores");
     return {};
   }
@@ -200,7 +189,6 @@ void broadcast(std::vector<double>& data, int n) {
       reqs.emplace_back();
       peers.push_back(r);
       MPI_Isend(data.data(), n, MPI_DOUBLE, r, kTag, MPI_COMM_WORLD, &reqs.back());
-      g_bytes += static_cast<long long>(n) * 8;
     }
     wait_all(reqs, peers, "sending the combined score");
   } else {

@@ -18,7 +18,6 @@ namespace bosch::mpi {
 // through error_stream(). Call once, first thing in main.
 void init(int* argc, char*** argv);
 void finalize();  // after init; a no-op for one process
-bool built_with_mpi();
 int rank();
 int size();
 inline bool distributed() { return size() > 1; }
@@ -35,8 +34,5 @@ int error_fd();
 std::vector<double> gather_to_root(const std::vector<double>& mine, const std::vector<int>& counts);
 // Rank 0's `data` (n doubles, n the same on every rank) on every rank. Error after the timeout.
 void broadcast(std::vector<double>& data, int n);
-
-// Payload bytes this process has sent through the two calls above (benchmarks).
-long long bytes_sent();
 
 }  // namespace bosch::mpi

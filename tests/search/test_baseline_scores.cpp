@@ -229,7 +229,7 @@ TEST(BaselineRunner, EveryMethodHitsKAndReusesItsScores) {
   write_file_atomic((dir / "config.json").string(), R"({"sink_size": 2, "recent_size": 8})");
 
   BaselineInputs in;
-  in.n_layers = L, in.n_heads = H, in.window = 8, in.sinks = 2, in.seed = 1;
+  in.n_layers = L, in.n_heads = H, in.swa = {8, 2}, in.seed = 1;
   in.model = m.get(), in.objective = &obj, in.calib = &calib, in.razor_period = 12, in.duo_dir = dir.string();
   BaselineRunner runner(in);
   for (double rho : {0.0, 0.25, 0.4, 0.5, 0.75, 0.875, 1.0})
@@ -250,7 +250,7 @@ TEST(BaselineRunner, EveryMethodHitsKAndReusesItsScores) {
   EXPECT_THROW(runner.run("bme", 1.5), Error);
   // Methods without their inputs fail with an Error, not a crash.
   BaselineInputs bare;
-  bare.n_layers = L, bare.n_heads = H, bare.window = 8;
+  bare.n_layers = L, bare.n_heads = H, bare.swa = {8, 0};
   BaselineRunner empty(bare);
   for (const char* needs : {"locality", "razor", "retrieval", "gate", "ablation", "duo"})
     EXPECT_THROW(empty.run(needs, 0.5), Error) << needs;

@@ -73,7 +73,7 @@ TEST(Compare, RunsEveryMethodAndScoresOnlyOnTheTestObjective) {
   SyntheticObjective calib(L, H, unary_costs(N, 5, 16));
   SyntheticObjective test(L, H, unary_costs(N, 7, 16));  // another "data set"
   BaselineInputs in;
-  in.n_layers = L, in.n_heads = H, in.window = 8, in.sinks = 2, in.objective = &calib;
+  in.n_layers = L, in.n_heads = H, in.swa = {8, 2}, in.objective = &calib;
   BaselineRunner runner(in);
   CompareOptions o;
   o.ratios = {0.25, 0.5, 0.875};

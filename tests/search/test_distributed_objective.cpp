@@ -63,7 +63,7 @@ TEST(DistributedObjective, ShardsCombinedInOrderGiveTheBitsOfOneObjective) {
   const int L = m->config().n_layers, H = m->config().n_kv_heads;
   const auto samples = random_samples(7, 3, m->config().vocab_size);
   ModelObjectiveOptions o;
-  o.window = 8, o.sinks = 2, o.logprob_weight = 0.37, o.kl_weight = 0.21;
+  o.swa = {8, 2}, o.logprob_weight = 0.37, o.kl_weight = 0.21;
   ModelObjective whole(*m, samples, o);
   for (int ranks : {2, 3, 7}) {
     const auto b = shard_bounds(samples, ranks);
@@ -91,7 +91,7 @@ TEST(DistributedObjective, OneProcessIsTheModelObjective) {
   const int L = m->config().n_layers, H = m->config().n_kv_heads;
   const auto samples = random_samples(4, 5, m->config().vocab_size);
   ModelObjectiveOptions o;
-  o.window = 8, o.sinks = 2, o.description = "random";
+  o.swa = {8, 2}, o.description = "random";
   ModelObjective whole(*m, samples, o);
   DistributedObjective dist(*m, samples, o);
   EXPECT_EQ(dist.describe(), whole.describe());

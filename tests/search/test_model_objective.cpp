@@ -35,7 +35,7 @@ TEST(ModelObjective, CachedScoresEqualTheNaiveReference) {
   const int64_t entry = int64_t(3) * 64 * m->config().d_model * 4;  // one layer input, all samples
   for (int64_t cache_bytes : {int64_t(1) << 30, 2 * entry}) {  // roomy; two entries at most
     ModelObjectiveOptions o;
-    o.window = 8, o.sinks = 2;
+    o.swa = {8, 2};
     o.cache_bytes = cache_bytes;
     ModelObjective obj(*m, samples, o);
     Rng rng(9);
@@ -76,7 +76,7 @@ TEST(ModelObjective, StartsAtTheDeepestSharedPrefix) {
   ASSERT_GE(L, 4);
   const int64_t ns = 2;
   ModelObjectiveOptions o;
-  o.window = 8, o.sinks = 2;
+  o.swa = {8, 2};
   ModelObjective obj(*m, random_samples(ns, 40, 3, m->config().vocab_size), o);
   auto forwards_of = [&](const HeadBits& bits) {
     const int64_t before = obj.stats().layer_forwards;
@@ -108,7 +108,7 @@ TEST(ModelObjective, StartsAtTheDeepestSharedPrefix) {
 TEST(ModelObjective, SearchSavesLayerForwards) {
   auto m = load_model();
   ModelObjectiveOptions o;
-  o.window = 8, o.sinks = 2;
+  o.swa = {8, 2};
   ModelObjective obj(*m, random_samples(2, 48, 7, m->config().vocab_size), o);
   EvaluatorOptions eo;
   eo.target_ratio = 0.5;
@@ -143,7 +143,7 @@ TEST(ModelObjective, KlTermEqualsTheReferenceDivergence) {
   const int L = m->config().n_layers, H = m->config().n_kv_heads, V = m->config().vocab_size;
   auto samples = random_samples(3, 60, 7, V);
   ModelObjectiveOptions o;
-  o.window = 8, o.sinks = 2;
+  o.swa = {8, 2};
   ModelObjective plain(*m, samples, o);
   o.kl_weight = 0.5;
   ModelObjective with_kl(*m, samples, o);

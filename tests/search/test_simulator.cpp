@@ -103,7 +103,7 @@ TEST(SimulatedCompare, StatisticsAreThePerInstanceOnesAndThreadCountDoesNotMatte
   o.instances = 3;
   o.compare.ratios = {0.5, 0.875};
   o.compare.methods = {"bosch-plus", "ablation", "rand"};
-  o.compare.window = 64, o.compare.sinks = 4;
+  o.compare.swa = {64, 4};
   o.compare.search.budget_probe = 8, o.compare.search.budget_group = 16;
   bosch::set_num_threads(1);
   const SimulatedCompareResult one = run_simulated_compare(o);
@@ -175,7 +175,7 @@ TEST(SimulatedCompare, LsGetsTheBudgetBoschSpent) {
   o.instances = 2;
   o.compare.ratios = {0.75};
   o.compare.methods = {"ls", "bosch", "gate"};
-  o.compare.window = 64, o.compare.sinks = 4;
+  o.compare.swa = {64, 4};
   const SimulatedCompareResult r = run_simulated_compare(o);
   const SimulatedCell* ls = r.find("ls", 0.75);
   const SimulatedCell* paper = r.find("bosch", 0.75);

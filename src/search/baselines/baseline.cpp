@@ -126,20 +126,20 @@ const BaselineRunner::Cached& BaselineRunner::scores_for(const std::string& meth
   if (method == "locality") {
     need_model();
     need_calib();
-    check(in_.window >= 1, "baseline locality needs the window W (>= 1)");
+    check(in_.swa.window >= 1, "baseline locality needs the window W (>= 1)");
     std::vector<std::vector<int32_t>> seqs;
     for (const auto& s : *in_.calib) {
       auto t = s.prompt_ids;
       t.insert(t.end(), s.continuation_ids.begin(), s.continuation_ids.end());
       seqs.push_back(std::move(t));
     }
-    HeadScores share = locality_scores(*in_.model, seqs, in_.window, in_.sinks);
+    HeadScores share = locality_scores(*in_.model, seqs, in_.swa.window, in_.swa.sinks);
     for (double v : share.values) c.importance.push_back(-v);
     c.scores = {{"locality_share", share.to_json()}, {"sequences", seqs.size()}};
   } else if (method == "razor") {
     need_model();
     const int ctx = in_.model->config().max_context;
-    int period = in_.razor_period > 0 ? in_.razor_period : std::max(64, 2 * (in_.window + in_.sinks));
+    int period = in_.razor_period > 0 ? in_.razor_period : std::max(64, 2 * (in_.swa.window + in_.swa.sinks));
     const int prefix = static_cast<int>(in_.razor_prefix.size());
     if (ctx > 0 && prefix + 2 * period > ctx) period = (ctx - prefix) / 2;
     const int vocab = in_.model->config().vocab_size;
@@ -166,13 +166,13 @@ const BaselineRunner::Cached& BaselineRunner::scores_for(const std::string& meth
   } else if (method == "qada") {
     need_model();
     need_calib();
-    HeadScores r = qada_scores(*in_.model, *in_.calib, in_.window, in_.sinks);
+    HeadScores r = qada_scores(*in_.model, *in_.calib, in_.swa.window, in_.swa.sinks);
     c.importance = r.values;
     c.scores = {{"bulk_share", r.to_json()}, {"samples", in_.calib->size()}};
   } else if (method == "proxy") {
     need_model();
     need_calib();
-    HeadScores r = proxy_scores(*in_.model, *in_.calib, in_.window, in_.sinks);
+    HeadScores r = proxy_scores(*in_.model, *in_.calib, in_.swa.window, in_.swa.sinks);
     c.importance = r.values;
     c.scores = {{"hidden_change", r.to_json()}, {"samples", in_.calib->size()}};
   } else if (method == "gate" || method == "ablation") {
@@ -209,7 +209,7 @@ BaselineMask BaselineRunner::run(const std::string& name, double ratio) {
   const auto t0 = Clock::now();
   bool ranked = false;
   r.provenance = {{"method", method}, {"description", baseline_description(method)}, {"ratio", ratio},
-                  {"k", r.k}, {"window", in_.window}, {"sinks", in_.sinks}};
+                  {"k", r.k}, {"window", in_.swa.window}, {"sinks", in_.swa.sinks}};
   if (method == "rand") {
     r.bits = random_layers_mask(L, H, r.k, in_.seed);
     r.provenance["layer_order"] = random_layer_order(L, in_.seed);
@@ -226,7 +226,7 @@ BaselineMask BaselineRunner::run(const std::string& name, double ratio) {
   } else if (method == "duo") {
     check(!in_.duo_dir.empty(), "baseline duo needs the DuoAttention pattern directory (--duo DIR)");
     const DuoPattern p = read_duo(in_.duo_dir);
-    r.bits = plan_from_duo(p, ratio, L, H, std::max(in_.window, 0), -1).bits();
+    r.bits = plan_from_duo(p, ratio, L, H, std::max(in_.swa.window, 0), -1).bits();
     r.provenance["duo_dir"] = in_.duo_dir;
   } else {
     ranked = true;

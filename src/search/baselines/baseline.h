@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/attention_plan.h"
 #include "search/core/objective.h"
 #include "search/baselines/static_scores.h"
 
@@ -46,7 +47,7 @@ std::string canonical_baseline(const std::string& name);
 
 struct BaselineInputs {
   int n_layers = 0, n_heads = 0;        // KV heads per layer
-  int window = 0, sinks = 0;            // the SWA the mask will use (locality, razor period)
+  SwaShape swa;                         // the SWA the mask will use (locality, razor period)
   uint64_t seed = 0;                    // rand, rand-heads, razor tokens
   const Model* model = nullptr;         // locality, razor, retrieval
   Objective* objective = nullptr;       // gate, ablation (calibration data only)

@@ -28,7 +28,6 @@ namespace bosch::search {
 struct EvaluatorOptions {
   double target_ratio = 0.5;  // rho
   double alpha = 1.0;         // ratio penalty weight
-  int window = 0, sinks = 0;  // for the all-SWA reference and the journal header only
   std::string journal_path;   // "" = no journal
   bool resume = false;        // replay journal_path (which must exist) and append to it
   nlohmann::json config;      // search configuration, stored in / checked against the header

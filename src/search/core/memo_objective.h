@@ -23,7 +23,6 @@ class MemoObjective : public Objective {
   }
   std::string describe() const override { return inner_.describe(); }
   ObjectiveStats stats() const override { return inner_.stats(); }
-  size_t remembered() const { return memo_.size(); }
 
  private:
   Objective& inner_;

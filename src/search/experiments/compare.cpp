@@ -169,8 +169,6 @@ SearchResult run_search_at(Objective& calib, const CompareOptions& opt, const st
   EvaluatorOptions eo;
   eo.target_ratio = ratio;
   eo.alpha = opt.alpha;
-  eo.window = opt.window;
-  eo.sinks = opt.sinks;
   SearchOptions so = opt.search;
   so.ratio = ratio;
   so.method = method;
@@ -178,8 +176,8 @@ SearchResult run_search_at(Objective& calib, const CompareOptions& opt, const st
   if (method == "ls" && budget_ls > 0) so.budget_ls = static_cast<int>(std::min<int64_t>(budget_ls, 1 << 30));
   eo.config = so.to_json();
   eo.config["alpha"] = opt.alpha;
-  eo.config["window"] = opt.window;
-  eo.config["sinks"] = opt.sinks;
+  eo.config["window"] = opt.swa.window;
+  eo.config["sinks"] = opt.swa.sinks;
   eo.config["objective"] = calib.describe();
   if (!opt.journal_dir.empty()) {
     // The run holding bosch / bosch-plus / bosch-single keeps the name it always had.

@@ -33,7 +33,7 @@ struct CompareOptions {
   std::vector<std::string> methods;  // canonical names
   SearchOptions search;              // ratio is set per run
   double alpha = 1.0;
-  int window = 0, sinks = 0;
+  SwaShape swa;
   std::string journal_dir;  // "" = no journals; else DIR/search-r<ratio>.jsonl per search
   bool resume = false;
 };

@@ -29,8 +29,7 @@ BaselineInputs Experiment::baseline_inputs() const {
   BaselineInputs in;
   in.n_layers = info.n_layers;
   in.n_heads = info.n_kv_heads;
-  in.window = objective_options.window;
-  in.sinks = objective_options.sinks;
+  in.swa = objective_options.swa;
   in.model = model.get();
   in.objective = synthetic ? synthetic.get() : objective.get();
   in.calib = calibration.samples.empty() ? nullptr : &calibration.samples;
@@ -38,19 +37,27 @@ BaselineInputs Experiment::baseline_inputs() const {
   return in;
 }
 
+SearchOptions seeded_search(const ExperimentOptions& o, SearchOptions s) {
+  s.seed = o.seed;
+  return s;
+}
+
 Experiment make_experiment(const ExperimentOptions& o, bool need_calibration) {
+  return make_experiment(o, parse_objective_spec(o.calib.objective), need_calibration);
+}
+
+Experiment make_experiment(const ExperimentOptions& o, const ObjectiveSpec& spec, bool need_calibration) {
   Experiment e;
-  e.spec = parse_objective_spec(o.calib.objective);
+  e.spec = spec;
   auto& mo = e.objective_options;
-  mo.window = o.window;
-  mo.sinks = o.sinks;
+  mo.swa = o.swa;
   if (!e.spec.needs_model()) {  // no model: the objective is the whole experiment
     if (e.spec.kind == ObjectiveKind::simulator) {
-      const SimulatorSpec s = parse_simulator_spec(o.calib.objective);
+      const SimulatorSpec s = parse_simulator_spec(e.spec.spec);
       e.synthetic = std::make_unique<SimulatedObjective>(
           std::make_shared<const SimulatedModel>(SimulatedModel::draw(s.params, s.seed)), SimulatedSplit::calibration);
     } else {
-      e.synthetic = make_synthetic_objective(o.calib.objective);
+      e.synthetic = make_synthetic_objective(e.spec.spec);
     }
     e.info.arch = "synthetic";
     e.info.n_layers = e.synthetic->n_layers();
@@ -65,9 +72,9 @@ Experiment make_experiment(const ExperimentOptions& o, bool need_calibration) {
   mo.cache_bytes = static_cast<int64_t>(o.cache_gb * (1 << 30));
   if (!need_calibration) return e;
   CalibrationOptions co = o.calib;
-  co.window = o.window, co.sinks = o.sinks, co.chat = o.chat, co.seed = o.seed;
+  co.swa = o.swa, co.chat = o.chat, co.seed = o.seed;
   if (e.model->config().max_context > 0) co.max_length = e.model->config().max_context;
-  e.calibration = make_calibration(*e.tokenizer, co, e.model.get());
+  e.calibration = make_calibration(*e.tokenizer, e.spec, co, e.model.get());
   mo.exact_weight = e.calibration.exact_weight;
   mo.logprob_weight = o.logprob_weight >= 0 ? o.logprob_weight : e.calibration.logprob_weight;
   mo.kl_weight = o.kl_weight;
@@ -164,7 +171,7 @@ TestSet make_test_set(const Experiment& e, const ExperimentOptions& o, const Tes
   ts.options.logprob_weight = e.calibration.logprob_weight;
   ts.options.kl_weight = 0;
   if (t.objective.empty()) {
-    ts.samples = niah_test_samples(*e.tokenizer, o, ts.lengths, t.depths, t.samples, t.seed);
+    ts.samples = niah_test_samples(*e.tokenizer, e.spec, o, ts.lengths, t.depths, t.samples, t.seed);
     ts.options.description = "test split: " + std::to_string(ts.samples.size()) + " NIAH samples";
     return ts;
   }
@@ -173,7 +180,7 @@ TestSet make_test_set(const Experiment& e, const ExperimentOptions& o, const Tes
   tc.lengths = ts.lengths;
   tc.samples = t.samples;
   tc.seed = t.seed;
-  tc.window = o.window, tc.sinks = o.sinks, tc.chat = o.chat;
+  tc.swa = o.swa, tc.chat = o.chat;
   tc.solved_only = false;  // the test data stays unfiltered
   tc.option = "--test-objective";
   Calibration c = make_calibration(*e.tokenizer, tc, e.model.get());
@@ -185,12 +192,11 @@ TestSet make_test_set(const Experiment& e, const ExperimentOptions& o, const Tes
   return ts;
 }
 
-std::vector<TaskSample> niah_test_samples(const Tokenizer& tok, const ExperimentOptions& o,
-                                          const std::vector<int>& lengths, int depths, int samples,
-                                          uint64_t seed) {
-  const ObjectiveSpec spec = parse_objective_spec(o.calib.objective);
-  check_test_objective(spec, "");
-  return generate_niah(tok, niah_options(o.calib.objective, lengths, depths, samples, seed, Split::test,
+std::vector<TaskSample> niah_test_samples(const Tokenizer& tok, const ObjectiveSpec& calib,
+                                          const ExperimentOptions& o, const std::vector<int>& lengths,
+                                          int depths, int samples, uint64_t seed) {
+  check_test_objective(calib, "");
+  return generate_niah(tok, niah_options(calib.spec, lengths, depths, samples, seed, Split::test,
                                          o.calib.haystack, chat_wrap_for(tok, o.chat)));
 }
 

@@ -2,7 +2,8 @@
 // objective spec (objective_spec.h): the model, its tokenizer, the calibration samples and the
 // objective the search and the objective-based baselines evaluate (search/objectives/calibration.h +
 // ModelObjective); for synthetic specs the objective alone, without a model. Compare's held-out
-// test objective and method list come from here too, so the CLI only parses flags and prints.
+// test objective and method list come from here too (its run: compare_run.h), so the CLI only
+// parses flags.
 #pragma once
 #include <memory>
 #include <string>
@@ -23,7 +24,7 @@ namespace bosch::search {
 struct ExperimentOptions {
   std::string model;  // path (resolved by the caller); unused for synthetic objectives
   CalibrationOptions calib;
-  int window = 64, sinks = 4;
+  SwaShape swa;
   double logprob_weight = -1;  // < 0: the calibration's default
   double kl_weight = 0;        // > 0: S also pays the answer rows' KL divergence from the full model
   double cache_gb = 8;
@@ -48,9 +49,15 @@ struct Experiment {
   BaselineInputs baseline_inputs() const;     // pointers into this Experiment
 };
 
+// `s` for a search of experiment `o`: with o.seed, the one seed of a run (--seed; ExperimentOptions
+// owns it, the search takes a copy here and nowhere else).
+SearchOptions seeded_search(const ExperimentOptions& o, SearchOptions s);
+
 // Loads the model and tokenizer (unless the spec is synthetic); builds the calibration samples
 // and objective only when `need_calibration` (methods that only read the model skip them).
+// `spec` is o.calib.objective parsed, for callers that needed it before (the first form parses).
 Experiment make_experiment(const ExperimentOptions& o, bool need_calibration);
+Experiment make_experiment(const ExperimentOptions& o, const ObjectiveSpec& spec, bool need_calibration);
 // True for methods that need calibration samples or the objective.
 bool needs_calibration(const std::string& method);
 
@@ -85,10 +92,10 @@ struct TestSet {
 };
 TestSet make_test_set(const Experiment& e, const ExperimentOptions& o, const TestSetOptions& t);
 
-// NIAH samples of the TEST split for `o.calib.objective` (niah or niah:families), with the
-// calibration haystack and chat settings. Error for other objectives (no held-out split).
-std::vector<TaskSample> niah_test_samples(const Tokenizer& tok, const ExperimentOptions& o,
-                                          const std::vector<int>& lengths, int depths, int samples,
-                                          uint64_t seed);
+// NIAH samples of the TEST split for `calib` (o.calib.objective parsed: niah or niah:families),
+// with the calibration haystack and chat settings. Error for other objectives (no held-out split).
+std::vector<TaskSample> niah_test_samples(const Tokenizer& tok, const ObjectiveSpec& calib,
+                                          const ExperimentOptions& o, const std::vector<int>& lengths,
+                                          int depths, int samples, uint64_t seed);
 
 }  // namespace bosch::search

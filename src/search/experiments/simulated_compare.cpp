@@ -65,7 +65,7 @@ SimulatedCompareResult run_simulated_compare(const SimulatedCompareOptions& opt)
             MemoObjective calib(calib_obj);
             BaselineInputs in;
             in.n_layers = p.n_layers, in.n_heads = p.n_heads;
-            in.window = opt.compare.window, in.sinks = opt.compare.sinks;
+            in.swa = opt.compare.swa;
             in.seed = opt.spec.seed + i;
             in.objective = &calib;
             BaselineRunner runner(in);

@@ -30,7 +30,7 @@ Calibration niah_calibration(const Tokenizer& tok, const CalibrationOptions& o,
 Calibration text_calibration(const Tokenizer& tok, const CalibrationOptions& o,
                              const std::string& path) {
   const std::vector<int32_t> ids = tok.encode(read_file(path, kMaxTextBytes, "text objective"), tok.adds_bos());
-  const int prefix = o.window + o.sinks;
+  const int prefix = o.swa.window + o.swa.sinks;
   Calibration c;
   c.exact_weight = 0, c.logprob_weight = 1;
   size_t pos = 0;
@@ -101,22 +101,25 @@ void keep_solved(const Model& m, Calibration& c) {
 
 }  // namespace
 
-std::vector<int> resolve_lengths(const Tokenizer& tok, const CalibrationOptions& o) {
+std::vector<int> resolve_lengths(const Tokenizer& tok, const ObjectiveSpec& parsed, const CalibrationOptions& o) {
   if (!o.lengths.empty()) return o.lengths;
-  const std::string& spec = o.objective;
-  if (parse_objective_spec(spec, o.option).kind == ObjectiveKind::niah) {
-    const int room = 2 * (o.window + o.sinks);
-    return {niah_auto_length(tok, parse_niah_suite(spec), Split::calib, chat_wrap_for(tok, o.chat), room,
+  if (parsed.kind == ObjectiveKind::niah) {
+    const int room = 2 * (o.swa.window + o.swa.sinks);
+    return {niah_auto_length(tok, parse_niah_suite(parsed.spec), Split::calib, chat_wrap_for(tok, o.chat), room,
                              o.max_length)};
   }
   return {std::min(1024, o.max_length)};
 }
 
 Calibration make_calibration(const Tokenizer& tok, const CalibrationOptions& opt, const Model* model) {
+  return make_calibration(tok, parse_objective_spec(opt.objective, opt.option), opt, model);
+}
+
+Calibration make_calibration(const Tokenizer& tok, const ObjectiveSpec& parsed, const CalibrationOptions& opt,
+                             const Model* model) {
   CalibrationOptions o = opt;
-  o.lengths = resolve_lengths(tok, opt);
-  const std::string& spec = o.objective;
-  const ObjectiveSpec parsed = parse_objective_spec(spec, o.option);
+  o.lengths = resolve_lengths(tok, parsed, opt);
+  const std::string& spec = parsed.spec;
   Calibration c;
   if (parsed.kind == ObjectiveKind::niah) c = niah_calibration(tok, o, spec);
   else if (parsed.kind == ObjectiveKind::text) c = text_calibration(tok, o, parsed.arg);

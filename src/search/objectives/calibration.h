@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "model/attention_plan.h"
 #include "model/model.h"
+#include "search/objectives/objective_spec.h"
 #include "tasks/task_sample.h"
 #include "tokenizer/tokenizer.h"
 
@@ -28,7 +30,7 @@ struct CalibrationOptions {
   uint64_t seed = 0;
   std::string haystack = "markov";
   bool chat = true;
-  int window = 64, sinks = 4;  // text: the unscored prefix
+  SwaShape swa;  // text: the unscored prefix
   // Keep only the samples the full model answers exactly (niah, longbench). Where the full
   // model fails, a mask can only "help" by chance, and a search on few samples then chases
   // that noise; S^ on solved samples measures what a mask keeps of what the model can do.
@@ -43,11 +45,15 @@ struct Calibration {
   std::string description;
 };
 
-// The lengths `opt` asks for, auto resolved (see CalibrationOptions::lengths).
-std::vector<int> resolve_lengths(const Tokenizer& tok, const CalibrationOptions& opt);
+// The lengths `opt` asks for, auto resolved (see CalibrationOptions::lengths); `parsed` is
+// opt.objective parsed.
+std::vector<int> resolve_lengths(const Tokenizer& tok, const ObjectiveSpec& parsed, const CalibrationOptions& opt);
 
 // `model` is needed only with solved_only (it scores the samples with full attention).
 Calibration make_calibration(const Tokenizer& tok, const CalibrationOptions& opt,
+                             const Model* model = nullptr);
+// The same with opt.objective already parsed (an Experiment's spec): the string is not read again.
+Calibration make_calibration(const Tokenizer& tok, const ObjectiveSpec& parsed, const CalibrationOptions& opt,
                              const Model* model = nullptr);
 
 }  // namespace bosch::search

@@ -39,8 +39,8 @@ ModelObjective::ModelObjective(const Model& m, std::vector<TaskSample> samples,
       layout_(state_layout(samples_, d_)),
       embedded_(static_cast<size_t>(layout_.floats)),
       cache_(L_, H_, layout_.floats, opt_.use_cache ? opt_.cache_bytes : 0) {
-  check(opt_.window > 0 && opt_.sinks >= 0, "--window {} / --sinks {}: need window > 0, sinks >= 0",
-        opt_.window, opt_.sinks);
+  check(opt_.swa.window > 0 && opt_.swa.sinks >= 0, "--window {} / --sinks {}: need window > 0, sinks >= 0",
+        opt_.swa.window, opt_.swa.sinks);
   for (size_t i = 0; i < samples_.size(); ++i) {
     const auto& s = samples_[i];
     std::vector<int32_t> seq(s.prompt_ids);
@@ -97,7 +97,7 @@ double ModelObjective::mean_kl(size_t sample, const float* hidden) const {
 std::vector<SampleTerms> ModelObjective::evaluate_samples(const HeadBits& swa) {
   check(swa.size() == static_cast<size_t>(L_) * H_, "search objective: mask of {} bits, expected {}",
         swa.size(), static_cast<size_t>(L_) * H_);
-  const AttentionPlan plan = AttentionPlan::from_bits(L_, H_, swa, opt_.window, opt_.sinks);
+  const AttentionPlan plan = AttentionPlan::from_bits(L_, H_, swa, opt_.swa.window, opt_.swa.sinks);
   const float* start_states = embedded_.data();
   int start = 0;
   if (opt_.use_cache) {
@@ -160,7 +160,7 @@ std::string describe_model_objective(const Model& m, const std::vector<TaskSampl
   for (const auto& s : samples) tokens += s.n_tokens() - 1;  // the inputs: the last token is never one
   const std::string kl = opt.kl_weight > 0 ? fmt::format(" - {}*KL(full||mask)", opt.kl_weight) : "";
   return fmt::format("model {} | {} samples, {} tokens | {} | W={} S={} | S = {}*exact + {}*logprob{}",
-                     m.identity(), samples.size(), tokens, opt.description, opt.window, opt.sinks,
+                     m.identity(), samples.size(), tokens, opt.description, opt.swa.window, opt.swa.sinks,
                      opt.exact_weight, opt.logprob_weight, kl);
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "model/attention_plan.h"
 #include "model/model.h"
 #include "search/core/objective.h"
 #include "search/objectives/prefix_state_cache.h"
@@ -21,7 +22,7 @@
 namespace bosch::search {
 
 struct ModelObjectiveOptions {
-  int window = 64, sinks = 4;
+  SwaShape swa;
   double exact_weight = 1.0;
   double logprob_weight = 0.01;
   // > 0: the answer rows' next-token distributions of the full model are kept (one full

@@ -44,7 +44,6 @@ struct NamedRanking {
 
 const std::vector<std::string>& search_methods();  // bosch, bosch-plus, bosch-single, bosch-multi, bosch-layer, ls
 bool is_search_method(const std::string& name);
-std::string search_method_description(const std::string& name);
 
 struct SearchOptions {
   std::string method = "bosch-plus";

@@ -24,17 +24,6 @@ bool is_search_method(const std::string& name) {
   return std::find(m.begin(), m.end(), name) != m.end();
 }
 
-std::string search_method_description(const std::string& name) {
-  if (name == "bosch") return "the paper's three stages (layer probes, adaptive ratios, grouped LNS)";
-  if (name == "bosch-plus")
-    return "ours: the three stages, then starts from static rankings and a polish (swaps + restorations)";
-  if (name == "bosch-single") return "paper ablation: stage 1's choices only, cut or padded to K";
-  if (name == "bosch-multi") return "paper ablation: stage 3 over the whole model, no probes or adaptive ratios";
-  if (name == "bosch-layer") return "paper ablation: the search at layer granularity";
-  if (name == "ls") return "control: swap local search from the best static ranking, bosch's budget";
-  fail("unknown search method '{}' (known: bosch, bosch-plus, bosch-single, bosch-multi, bosch-layer, ls)", name);
-}
-
 const SearchResult::Milestone* SearchResult::milestone(const std::string& m) const {
   for (const auto& x : milestones)
     if (x.method == m) return &x;
