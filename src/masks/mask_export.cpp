@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "util/atomic_file.h"
+#include "util/staged_dir.h"
 #include "util/checked.h"
 #include "util/error.h"
 
@@ -62,9 +63,10 @@ void export_duo(const AttentionPlan& plan, const std::string& dir, int window_if
        "j <= i and (i - j < recent_size or j < sink_size), which is bosch's rule. Its decode-time "
        "static cache keeps sink_size + recent_size tokens and then appends the current one, so "
        "during decoding a streaming head sees one token more than during prefill."}};
-  std::filesystem::create_directories(dir);
-  write_file_atomic(dir + "/full_attention_heads.tsv", tsv);
-  write_file_atomic(dir + "/config.json", cfg.dump(2) + "\n");
+  StagedDir out(dir, "--out", {"full_attention_heads.tsv", "config.json"});  // both files or neither: an existing pattern is replaced whole
+  write_file_atomic(out.path() + "/full_attention_heads.tsv", tsv);
+  write_file_atomic(out.path() + "/config.json", cfg.dump(2) + "\n");
+  out.commit();
 }
 
 DuoPattern read_duo(const std::string& dir) {

@@ -255,4 +255,37 @@ TEST_F(CliAttack, TokenizerWorkIsBoundedPerInputByte) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
 }
 
+// A multi-file output (compare --report, export-mask --format duo) appears whole or not at all:
+// written into a sibling folder and swapped in; an existing folder holding files the output does
+// not write is refused before the run and left as it was.
+TEST_F(CliAttack, MultiFileOutputsAppearWholeOrNotAtAll) {
+  const std::string compare = "compare --objective synthetic:qwen3-1.7b --instances 1 --ratios 0.5 --methods gate ";
+  const fs::path mine = dir_ / "mine";
+  fs::create_directories(mine);
+  std::ofstream(mine / "notes.txt") << "keep me";
+  const std::string json = (dir_ / "c.json").string();
+  expect_refused(attack(compare + "--json " + json + " --report " + mine.string()), "holds 'notes.txt'");
+  EXPECT_EQ(slurp(mine / "notes.txt"), "keep me");
+  EXPECT_FALSE(fs::exists(json));
+
+  const fs::path report = dir_ / "report";
+  for (int run = 0; run < 2; ++run) {  // a new folder, then the same folder replaced
+    const Attack a = attack(compare + "--report " + report.string());
+    ASSERT_EQ(a.rc, 0) << a.out;
+    EXPECT_TRUE(fs::exists(report / "report.md"));
+    EXPECT_TRUE(fs::exists(report / "compare.json"));
+  }
+  size_t siblings = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) siblings += e.path().filename().string()[0] == '.';
+  EXPECT_EQ(siblings, 0u) << "a staging folder was left behind";
+
+  const std::string mask = (kSource / "docs/results/stories260K-compare/masks/bosch-r0.5.json").string();
+  expect_refused(attack("export-mask " + mask + " --format duo --out " + mine.string()), "holds 'notes.txt'");
+  EXPECT_EQ(slurp(mine / "notes.txt"), "keep me");
+  const fs::path duo = dir_ / "duo";
+  const Attack d = attack("export-mask " + mask + " --format duo --out " + duo.string());
+  ASSERT_EQ(d.rc, 0) << d.out;
+  EXPECT_TRUE(fs::exists(duo / "full_attention_heads.tsv") && fs::exists(duo / "config.json"));
+}
+
 }  // namespace

@@ -15,10 +15,19 @@
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/mpi_comm.h"
+#include "util/staged_dir.h"
 
 namespace bosch::search {
 
 namespace {
+
+// --report: written into a fresh sibling and swapped in whole at the end (util/staged_dir.h);
+// made before the run, so a bad path, a file there or a folder holding other files fails first.
+std::unique_ptr<StagedDir> report_folder(const std::string& dir) {
+  if (dir.empty()) return nullptr;
+  return std::make_unique<StagedDir>(dir, "--report",
+                                     std::vector<std::string>{"report.md", "compare.json", "masks", "sensitivity.svg"});
+}
 
 // --objective synthetic:SHAPE[:SEED]: no model; every method that needs no weights on seeded
 // simulator instances (simulated_compare.h).
@@ -35,7 +44,7 @@ void run_simulated(const CompareRunOptions& o, const ObjectiveSpec& spec) {
   check(o.journal_dir.empty() && !o.resume, "--journal-dir/--resume: a simulator compare takes seconds per "
         "instance and keeps no journal");
   if (!o.json_out.empty()) check_output_file(o.json_out, "--json");  // before the run, not after
-  if (!o.report_dir.empty()) prepare_output_dir(o.report_dir, "--report");
+  std::unique_ptr<StagedDir> report = mpi::rank() == 0 ? report_folder(o.report_dir) : nullptr;
   const SimulatedCompareResult r = run_simulated_compare(so);
   if (mpi::rank() != 0) return;  // no model to split: every rank ran the same; rank 0 alone writes
   const std::string md = simulated_markdown(r);
@@ -44,9 +53,10 @@ void run_simulated(const CompareRunOptions& o, const ObjectiveSpec& spec) {
   j["settings"] = {{"objective", spec.spec}, {"search", o.search.to_json()}, {"alpha", o.alpha},
                    {"window", o.exp.swa.window}, {"sinks", o.exp.swa.sinks}};
   if (!o.json_out.empty()) write_file_atomic(o.json_out, j.dump(2) + "\n");
-  if (!o.report_dir.empty()) {
-    write_file_atomic(o.report_dir + "/report.md", fmt::format("# bosch compare: {}\n\n{}", spec.spec, md));
-    write_file_atomic(o.report_dir + "/compare.json", j.dump(2) + "\n");
+  if (report) {
+    write_file_atomic(report->path() + "/report.md", fmt::format("# bosch compare: {}\n\n{}", spec.spec, md));
+    write_file_atomic(report->path() + "/compare.json", j.dump(2) + "\n");
+    report->commit();
     std::fprintf(stderr, "compare: wrote %s/report.md and compare.json\n", o.report_dir.c_str());
   }
 }
@@ -93,9 +103,10 @@ void run_compare(const CompareRunOptions& o) {
   co.swa = o.exp.swa;
   co.journal_dir = o.journal_dir;
   co.resume = o.resume;
+  std::unique_ptr<StagedDir> report;
   if (mpi::rank() == 0) {  // every output checked before the run, not after it
     if (!o.json_out.empty()) check_output_file(o.json_out, "--json");
-    if (!o.report_dir.empty()) prepare_output_dir(o.report_dir, "--report");
+    report = report_folder(o.report_dir);
     if (!co.journal_dir.empty()) prepare_output_dir(co.journal_dir, "--journal-dir");
   }
   CompareResult r = run_compare(calib, *test, runner, co);
@@ -119,14 +130,16 @@ void run_compare(const CompareRunOptions& o) {
   if (mpi::rank() != 0) return;  // the other ranks hold the same results; rank 0 alone writes
   fmt::print("{}\n{}\n{}\n", markdown_table(r), versus_markdown(r), turnover_markdown(head_turnover(r)));
   if (!o.json_out.empty()) write_file_atomic(o.json_out, j.dump(2) + "\n");
-  if (!o.report_dir.empty()) {
-    auto files = write_compare_report(r, o.report_dir, fmt::format("bosch compare: {}", o.exp.model));
+  if (report) {
+    const std::string& dir = report->path();
+    auto files = write_compare_report(r, dir, fmt::format("bosch compare: {}", o.exp.model));
     for (const auto& row : r.rows) {  // the masks themselves, loadable by eval/export
-      const std::string p = fmt::format("{}/masks/{}-r{}.json", o.report_dir, row.method, ratio_tag(row.ratio));
+      const std::string p = fmt::format("{}/masks/{}-r{}.json", dir, row.method, ratio_tag(row.ratio));
       MaskFile::from_bits(row.bits, e.info, o.exp.swa, row.ratio, row.provenance).save(p);
       files.push_back(p);
     }
-    write_file_atomic(o.report_dir + "/compare.json", j.dump(2) + "\n");
+    write_file_atomic(dir + "/compare.json", j.dump(2) + "\n");
+    report->commit();
     std::fprintf(stderr, "compare: wrote %zu files under %s (report.md, masks/, compare.json)\n", files.size() + 1,
                  o.report_dir.c_str());
   }
