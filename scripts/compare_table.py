@@ -1,21 +1,23 @@
 #!/usr/bin/env python3
-"""The README's per-seed testbed table from `bosch compare` reports: for each seed and ratio, the
-best static ranking (test S^) and, for bosch, bosch-plus and bosch-layer, test S^ and the
-difference to that ranking with its 95% paired-bootstrap interval (bold where it excludes 0).
-Usage: scripts/compare_table.py SEED=REPORT.md [SEED=REPORT.md ...]
-  e.g. scripts/compare_table.py 0=docs/results/deep-compare/report.md 1=docs/results/deep-compare-seed1/report.md"""
-import re
+"""The per-seed testbed table of docs/results.md from `bosch compare` runs (their compare.json):
+for each seed and ratio, the best static ranking (test S^) and, for bosch, bosch-plus and
+bosch-layer, test S^ and the difference to that ranking with compare's own 95% paired-bootstrap
+interval (bold where it excludes 0).
+Usage: scripts/compare_table.py SEED=COMPARE.json [SEED=COMPARE.json ...]
+  e.g. scripts/compare_table.py 0=docs/results/deep-compare/compare.json 1=docs/results/deep-compare-seed1/compare.json"""
+import json
 import sys
 
-ROW = re.compile(r"\| (0\.\d+) \| (bosch[\w-]*) \| ([-\d.]+) \| ([-\d.]+) \| (\S+) \(([-\d.]+)\) \| ([^|]+) \|")
 METHODS = [("bosch", "bosch (paper's three stages)"), ("bosch-plus", "bosch-plus (ours)"),
            ("bosch-layer", "bosch-layer (whole layers, the paper's ablation)")]
 
 
-def cell(test, diff):
-    better, worse = "(better)" in diff, "(worse)" in diff
-    d = diff.replace("(better)", "").replace("(worse)", "").strip()
-    return f"{test}, **{d}**" if better else f"{test}, {d}" + (" (worse)" if worse else "")
+def cell(result):
+    v = result["vs_best_baseline"]
+    lo, hi = v["ci95"]
+    d = f"{v['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+    test = f"{result['normalized']:.3f}"
+    return f"{test}, **{d}**" if lo > 0 else f"{test}, {d}" + (" (worse)" if hi < 0 else "")
 
 
 def main(args):
@@ -25,14 +27,16 @@ def main(args):
     print("|---" * (3 + len(METHODS)) + "|")
     for arg in args:
         seed, path = arg.split("=", 1)
-        rows = {}
-        for line in open(path, encoding="utf-8"):
-            m = ROW.match(line)
-            if m:
-                ratio, method, _calib, test, base, base_s, diff = m.groups()
-                rows.setdefault(ratio, {"base": f"{base} ({base_s})"})[method] = cell(test, diff)
-        for ratio, r in sorted(rows.items(), key=lambda kv: float(kv[0])):
-            print(f"| {seed} | {ratio} | {r['base']} | " + " | ".join(r.get(m, "-") for m, _ in METHODS) + " |")
+        data = json.load(open(path, encoding="utf-8"))
+        by = {(r["method"], r["ratio"]): r for r in data["results"]}
+        for ratio in data["ratios"]:
+            first = next((by[(m, ratio)] for m, _ in METHODS if (m, ratio) in by), None)
+            if first is None:
+                continue
+            base = first["vs_best_baseline"]["baseline"]
+            best = f"{base} ({by[(base, ratio)]['normalized']:.3f})"
+            cells = [cell(by[(m, ratio)]) if (m, ratio) in by else "-" for m, _ in METHODS]
+            print(f"| {seed} | {ratio} | {best} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -10,12 +10,10 @@ model=${1:-models/deep}; depths=${2:-3}; W=${3:-64}; S=${4:-4}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 common=(--suite niah --lengths 1024 --depths "$depths" --samples 1 --split test)
 em() { python3 -c "import json,sys; print(f\"{json.load(open(sys.argv[1]))['exact_match']:.3f}\")" "$1"; }
-"$BOSCH" baseline "$model" --method intr --ratio 0.5 --window "$W" --sinks "$S" --out "$tmp/template.json" \
-  --objective niah:passkey --lengths 256 >/dev/null 2>&1
-# one mask per line of "name heads" (heads L.H,L.H)
-python3 - "$model/circuit.json" "$tmp" <<'PY'
+# one line of "name<TAB>heads" per set (heads L.H,L.H: `--mask heads:...` makes them SWA)
+python3 - "$model/circuit.json" > "$tmp/sets.txt" <<'PY'
 import json, sys
-info = json.load(open(sys.argv[1])); out = sys.argv[2]
+info = json.load(open(sys.argv[1]))
 h = info["heads"]; sh = info["shared_heads"]
 sets = [(k, [v]) for k, v in h.items()]
 sets += [("SEL+SEL_B", [h["SEL"], h["SEL_B"]]), ("ASEL+ASEL_B", [h["ASEL"], h["ASEL_B"]]),
@@ -23,14 +21,8 @@ sets += [("SEL+SEL_B", [h["SEL"], h["SEL_B"]]), ("ASEL+ASEL_B", [h["ASEL"], h["A
          ("COPY+SEL_B", [h["COPY"], h["SEL_B"]]), ("all six", list(h.values())),
          ("AR/AR2 (shared)", [sh["AR_NC"][0]]), ("NC (shared)", [sh["AR_NC"][1]]),
          ("LC/AC (shared)", sh["LC_AC"])]
-t = json.load(open(f"{out}/template.json"))
-with open(f"{out}/sets.txt", "w") as f:
-    for i, (name, heads) in enumerate(sets):
-        hs = {tuple(map(int, x.split("."))) for x in heads}
-        t["swa"] = [[1 if (l, k) in hs else 0 for k in range(len(r))] for l, r in enumerate(t["swa"])]
-        t["target_ratio"] = len(hs) / sum(len(r) for r in t["swa"]); t["provenance"] = {"method": name}
-        json.dump(t, open(f"{out}/m{i}.json", "w"))
-        f.write(f"{i}\t{name}\t{','.join(heads)}\n")
+for i, (name, heads) in enumerate(sets):
+    print(f"{i}\t{name}\t{','.join(heads)}")
 PY
 BOSCH_QUIET=1 "$BOSCH" eval "$model" "${common[@]}" --json "$tmp/full.json" >/dev/null
 BOSCH_QUIET=1 "$BOSCH" eval "$model" "${common[@]}" --mask all-swa --window "$W" --sinks "$S" --json "$tmp/swa.json" >/dev/null
@@ -42,7 +34,7 @@ echo "| --- | --- | ---: | ---: |"
 echo "| none (full attention) | | $full | |"
 echo "| every KV head | | $(em "$tmp/swa.json") | $(python3 -c "print(f'{$full-$(em "$tmp/swa.json"):.3f}')") |"
 while IFS=$'\t' read -r i name heads; do
-  BOSCH_QUIET=1 "$BOSCH" eval "$model" "${common[@]}" --mask "$tmp/m$i.json" --json "$tmp/r$i.json" >/dev/null
+  BOSCH_QUIET=1 "$BOSCH" eval "$model" "${common[@]}" --mask "heads:$heads" --window "$W" --sinks "$S" --json "$tmp/r$i.json" >/dev/null
   e=$(em "$tmp/r$i.json")
   echo "| $name | $heads | $e | $(python3 -c "print(f'{$full-$e:.3f}')") |"
 done < "$tmp/sets.txt"

@@ -12,26 +12,13 @@ cd "$(dirname "$0")/.."
 BOSCH=${BOSCH:-build/bosch}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 common=(--suite niah --lengths 1024 --depths "$depths" --samples 1 --split test)
-# A template mask with this model's identity (its error shown if it fails).
-if ! "$BOSCH" baseline "$model" --method intr --ratio 0.5 --window "$W" --sinks "$S" --out "$tmp/template.json" \
-  --objective niah:passkey --lengths 256 >"$tmp/template.log" 2>&1; then cat "$tmp/template.log" >&2; exit 1; fi
-# one mask per KV head, named L.H
-python3 - "$tmp" <<'PY'
-import json, sys
-out = sys.argv[1]; t = json.load(open(f"{out}/template.json"))
-shape = [len(r) for r in t["swa"]]
-with open(f"{out}/heads.txt", "w") as f:
-    for l, n in enumerate(shape):
-        for h in range(n):
-            t["swa"] = [[1 if (i, k) == (l, h) else 0 for k in range(m)] for i, m in enumerate(shape)]
-            t["target_ratio"] = 1 / sum(shape); t["provenance"] = {"method": f"head {l}.{h} SWA"}
-            json.dump(t, open(f"{out}/h{l}_{h}.json", "w"))
-            f.write(f"{l} {h}\n")
-PY
+# One run per KV head, named L.H (`--mask heads:L.H`: that head SWA, the rest full).
+read -r layers kv < <("$BOSCH" info "$model" 2>/dev/null | awk '$1 == "layers" {l = $2} $1 == "heads" {k = $4} END {print l, k}')
+for ((l = 0; l < layers; ++l)); do for ((h = 0; h < kv; ++h)); do echo "$l $h"; done; done > "$tmp/heads.txt"
 BOSCH_QUIET=1 "$BOSCH" eval "$model" "${common[@]}" --json "$tmp/full.json" >/dev/null
 total=$(wc -l < "$tmp/heads.txt"); done_=0
 while read -r l h; do
-  BOSCH_QUIET=1 "$BOSCH" eval "$model" "${common[@]}" --mask "$tmp/h${l}_$h.json" --json "$tmp/r${l}_$h.json" \
+  BOSCH_QUIET=1 "$BOSCH" eval "$model" "${common[@]}" --mask "heads:$l.$h" --window "$W" --sinks "$S" --json "$tmp/r${l}_$h.json" \
     </dev/null >/dev/null
   done_=$((done_ + 1)); echo "head_table: $done_/$total heads" >&2
 done < "$tmp/heads.txt"

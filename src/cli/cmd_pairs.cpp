@@ -31,7 +31,7 @@ void run_pairs(PairsCliOptions o) {
   search::Experiment e = search::make_experiment(o.exp, true);
   search::Objective& obj = e.search_objective();
   if (!o.heads.empty()) {
-    o.table.heads = search::parse_head_list(o.heads, obj.n_layers(), obj.n_heads());
+    o.table.heads = parse_head_list(o.heads, obj.n_layers(), obj.n_heads(), "--heads");
   } else if (o.rank_by != "single") {
     // Backups cost little alone, so the single-drop top K misses them; a static ranking (the
     // retrieval heads, say) names candidates by what they attend to instead.

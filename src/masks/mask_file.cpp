@@ -1,5 +1,8 @@
 #include "masks/mask_file.h"
 
+#include <algorithm>
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include "model/model.h"
@@ -153,6 +156,45 @@ void MaskFile::check_fits(const MaskModelInfo& m, const std::string& source, boo
         source, model.identity, m.identity);
 }
 
+std::vector<int> parse_head_list(const std::string& spec, int n_layers, int n_heads, const std::string& option) {
+  std::vector<int> out;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    const size_t end = std::min(spec.find(',', pos), spec.size());
+    const std::string item = spec.substr(pos, end - pos);
+    const size_t dot = item.find('.');
+    int l = -1, h = -1;
+    const bool ok = dot != std::string::npos &&
+                    std::from_chars(item.data(), item.data() + dot, l).ptr == item.data() + dot &&
+                    std::from_chars(item.data() + dot + 1, item.data() + item.size(), h).ptr == item.data() + item.size();
+    check(ok && dot > 0 && dot + 1 < item.size(), "{}: '{}' is not LAYER.HEAD (e.g. 3.1)", option, item.substr(0, 40));
+    check(l >= 0 && l < n_layers && h >= 0 && h < n_heads, "{}: {} is outside the model's {} layers x {} KV heads",
+          option, item.substr(0, 40), n_layers, n_heads);
+    const int flat = l * n_heads + h;
+    check(std::find(out.begin(), out.end(), flat) == out.end(), "{}: {} is listed twice", option, item.substr(0, 40));
+    out.push_back(flat);
+    pos = end + 1;
+  }
+  return out;
+}
+
+std::vector<int> parse_layer_list(const std::string& spec, int n_layers, const std::string& option) {
+  std::vector<int> out;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    const size_t end = std::min(spec.find(',', pos), spec.size());
+    const std::string item = spec.substr(pos, end - pos);
+    int l = -1;
+    const bool ok = !item.empty() && std::from_chars(item.data(), item.data() + item.size(), l).ptr == item.data() + item.size();
+    check(ok, "{}: '{}' is not a layer index (e.g. 3)", option, item.substr(0, 40));
+    check(l >= 0 && l < n_layers, "{}: layer {} is outside the model's {} layers", option, l, n_layers);
+    check(std::find(out.begin(), out.end(), l) == out.end(), "{}: layer {} is listed twice", option, l);
+    out.push_back(l);
+    pos = end + 1;
+  }
+  return out;
+}
+
 AttentionPlan plan_from_mask_arg(const std::string& arg, const Model& m, int window, int sinks,
                                  std::string* description, bool require_same_weights) {
   const auto& c = m.config();
@@ -165,6 +207,21 @@ AttentionPlan plan_from_mask_arg(const std::string& arg, const Model& m, int win
     check(sinks >= 0, "--sinks must be >= 0, got {}", sinks);
     if (description) *description = fmt::format("all-swa (W={}, S={})", window, sinks);
     return AttentionPlan::all_swa(c.n_layers, c.n_kv_heads, window, sinks);
+  }
+  const bool heads = arg.rfind("heads:", 0) == 0, layers = arg.rfind("layers:", 0) == 0;
+  if (heads || layers) {  // the listed heads (or every head of the listed layers) SWA, the rest full
+    check(window >= 1, "--mask {} needs --window W (>= 1), got {}", arg.substr(0, 40), window);
+    check(sinks >= 0, "--sinks must be >= 0, got {}", sinks);
+    AttentionPlan p = AttentionPlan::full(c.n_layers, c.n_kv_heads);
+    if (heads) {
+      for (int f : parse_head_list(arg.substr(6), c.n_layers, c.n_kv_heads, "--mask heads"))
+        p.set_swa(f / c.n_kv_heads, f % c.n_kv_heads, window, sinks);
+    } else {
+      for (int l : parse_layer_list(arg.substr(7), c.n_layers, "--mask layers"))
+        for (int h = 0; h < c.n_kv_heads; ++h) p.set_swa(l, h, window, sinks);
+    }
+    if (description) *description = fmt::format("{} (W={}, S={}; {})", arg, window, sinks, p.summary());
+    return p;
   }
   MaskFile f = MaskFile::load(arg);
   f.check_fits(mask_model_info(m), arg, require_same_weights);

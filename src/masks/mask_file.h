@@ -62,7 +62,13 @@ struct MaskFile {
                   bool require_same_weights = true) const;
 };
 
-// --mask argument: "full", "all-swa" (uses window/sinks, which must be > 0) or a mask file
+// "L.H,L.H,...": flat head indices (layer * n_heads + head), each checked against the shape and
+// listed once; "L,L,...": layer indices. `option` names the flag in errors.
+std::vector<int> parse_head_list(const std::string& spec, int n_layers, int n_heads, const std::string& option);
+std::vector<int> parse_layer_list(const std::string& spec, int n_layers, const std::string& option);
+
+// --mask argument: "full", "all-swa", "heads:L.H,..." (those KV heads SWA), "layers:L,..." (every
+// KV head of those layers SWA) -- these three use window/sinks (window >= 1) -- or a mask file
 // (checked against the model; window/sinks from the file). `description` (optional) receives
 // a one-line summary for reports.
 AttentionPlan plan_from_mask_arg(const std::string& arg, const Model& m, int window, int sinks,

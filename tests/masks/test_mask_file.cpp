@@ -138,6 +138,21 @@ TEST(MaskFile, MaskArgumentsWithRealModel) {
   EXPECT_EQ(swa.count_swa(), 20);
   EXPECT_EQ(swa.window(2, 1), 32);
   EXPECT_NE(error_of([&] { plan_from_mask_arg("all-swa", *m, 0, 4); }).find("--window"), std::string::npos);
+  // heads:L.H,... and layers:L,...: exactly those heads SWA(W, S), the rest full.
+  auto hp = plan_from_mask_arg("heads:2.1,4.3", *m, 16, 2, &desc);
+  EXPECT_EQ(hp.count_swa(), 2);
+  EXPECT_EQ(hp.window(2, 1), 16);
+  EXPECT_EQ(hp.sinks(4, 3), 2);
+  EXPECT_EQ(hp.window(2, 0), 0);
+  auto lp = plan_from_mask_arg("layers:0,3", *m, 16, 2);
+  EXPECT_EQ(lp.count_swa(), 8);
+  for (int h = 0; h < 4; ++h) EXPECT_EQ(lp.window(3, h), 16);
+  EXPECT_EQ(lp.window(1, 0), 0);
+  EXPECT_NE(error_of([&] { plan_from_mask_arg("heads:5.0", *m, 16, 2); }).find("outside the model's 5 layers x 4"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { plan_from_mask_arg("layers:1,1", *m, 16, 2); }).find("listed twice"), std::string::npos);
+  EXPECT_NE(error_of([&] { plan_from_mask_arg("layers:x", *m, 16, 2); }).find("not a layer index"), std::string::npos);
+  EXPECT_NE(error_of([&] { plan_from_mask_arg("heads:0.0", *m, 0, 2); }).find("--window"), std::string::npos);
   // A file made for this model loads; one for another shape is refused with both shapes.
   std::string path = tmp("mask_real.json");
   MaskFile::from_plan(some_plan(), mask_model_info(*m), 0.15).save(path);

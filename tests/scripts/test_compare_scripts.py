@@ -1,5 +1,6 @@
-"""The result-table scripts (scripts/compare_methods.py) on a small compare.json whose answer is
-known: method a answers every test sample, b none, c as b but one; the intervals must say so."""
+"""The result-table scripts (scripts/compare_methods.py, compare_table.py) on small compare.json
+files whose answer is known: method a answers every test sample, b none, c as b but one; the
+intervals must say so, and compare_table must read compare's own intervals, never report.md."""
 import json
 import os
 import subprocess
@@ -7,7 +8,8 @@ import sys
 import tempfile
 import unittest
 
-SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "compare_methods.py")
+SCRIPTS = os.path.join(os.path.dirname(__file__), "..", "..", "scripts")
+SCRIPT = os.path.join(SCRIPTS, "compare_methods.py")
 
 
 def result(method, per_sample):
@@ -38,6 +40,27 @@ class CompareMethods(unittest.TestCase):
         out = self.run_script("a:zzz")
         self.assertNotEqual(out.returncode, 0)
         self.assertIn("no result for a or zzz at ratio 0.75", out.stderr)
+
+
+class CompareTable(unittest.TestCase):
+    def test_reads_compare_json_intervals(self):
+        def row(method, test, diff, lo, hi):
+            return {"method": method, "ratio": 0.75, "normalized": test,
+                    "vs_best_baseline": {"baseline": "gate", "diff": diff, "ci95": [lo, hi]}}
+        data = {"ratios": [0.75], "results": [
+            {"method": "gate", "ratio": 0.75, "normalized": 0.5},
+            row("bosch", 0.9, 0.4, 0.3, 0.5), row("bosch-plus", 0.45, -0.05, -0.1, -0.01),
+            row("bosch-layer", 0.5, 0.0, -0.02, 0.02)]}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "compare.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(data, f)
+            out = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare_table.py"), f"7={path}"],
+                                 capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout.splitlines()[2],
+                         "| 7 | 0.75 | gate (0.500) | 0.900, **+0.400 [+0.300, +0.500]** | "
+                         "0.450, -0.050 [-0.100, -0.010] (worse) | 0.500, +0.000 [-0.020, +0.020] |")
 
 
 if __name__ == "__main__":

@@ -66,17 +66,17 @@ TEST(PairTable, ClassifiesBackupsChainsAndOverlaps) {
 TEST(PairTable, NamedHeadsAndTheirErrors) {
   SyntheticObjective obj = planted();
   PairTableOptions opt;
-  opt.heads = parse_head_list("0.1,0.0,1.3", 2, 4);
+  opt.heads = parse_head_list("0.1,0.0,1.3", 2, 4, "--heads");
   EXPECT_EQ(opt.heads, (std::vector<int>{1, 0, 7}));
   const PairTable t = pair_table(obj, opt);
   EXPECT_EQ(t.pairs.size(), 3u);
   EXPECT_EQ(t.evaluations, 2 + 3 + 3);  // only the named heads' singles
   const auto hm = t.heatmap();
   EXPECT_EQ(hm.values.size(), 9u);
-  EXPECT_THROW(parse_head_list("0.1,2.0", 2, 4), Error);   // layer 2 of 2
-  EXPECT_THROW(parse_head_list("0.1,0.1", 2, 4), Error);   // twice
-  EXPECT_THROW(parse_head_list("01", 2, 4), Error);        // no dot
-  EXPECT_THROW(parse_head_list("0.x", 2, 4), Error);
+  EXPECT_THROW(parse_head_list("0.1,2.0", 2, 4, "--heads"), Error);   // layer 2 of 2
+  EXPECT_THROW(parse_head_list("0.1,0.1", 2, 4, "--heads"), Error);   // twice
+  EXPECT_THROW(parse_head_list("01", 2, 4, "--heads"), Error);        // no dot
+  EXPECT_THROW(parse_head_list("0.x", 2, 4, "--heads"), Error);
   PairTableOptions one;
   one.heads = {3};
   EXPECT_THROW(pair_table(obj, one), Error);

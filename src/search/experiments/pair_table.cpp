@@ -136,26 +136,4 @@ Heatmap PairTable::heatmap() const {
   return h;
 }
 
-std::vector<int> parse_head_list(const std::string& spec, int n_layers, int n_heads) {
-  std::vector<int> out;
-  size_t pos = 0;
-  while (pos <= spec.size()) {
-    const size_t end = std::min(spec.find(',', pos), spec.size());
-    const std::string item = spec.substr(pos, end - pos);
-    const size_t dot = item.find('.');
-    int l = -1, h = -1;
-    const bool ok = dot != std::string::npos &&
-                    std::from_chars(item.data(), item.data() + dot, l).ptr == item.data() + dot &&
-                    std::from_chars(item.data() + dot + 1, item.data() + item.size(), h).ptr == item.data() + item.size();
-    check(ok && dot > 0 && dot + 1 < item.size(), "--heads: '{}' is not LAYER.HEAD (e.g. 3.1)", item.substr(0, 40));
-    check(l >= 0 && l < n_layers && h >= 0 && h < n_heads, "--heads: {} is outside the model's {} layers x {} KV heads",
-          item.substr(0, 40), n_layers, n_heads);
-    const int flat = l * n_heads + h;
-    check(std::find(out.begin(), out.end(), flat) == out.end(), "--heads: {} is listed twice", item.substr(0, 40));
-    out.push_back(flat);
-    pos = end + 1;
-  }
-  return out;
-}
-
 }  // namespace bosch::search

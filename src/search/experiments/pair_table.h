@@ -7,6 +7,7 @@
 // negative: the heads share one function (a chain needs both, so losing either loses it). These
 // are the measurements docs/simulator.md fits its redundancy and pair parameters to.
 #pragma once
+#include "masks/mask_file.h"  // parse_head_list (--heads)
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -59,7 +60,5 @@ struct PairTable {
 // every pair of the chosen heads on `obj` (a memoising objective makes repeats free).
 PairTable pair_table(Objective& obj, const PairTableOptions& opt);
 
-// "3.1,5.0" (layer.head, 0-based) -> flat indices; Error naming the item on a bad one.
-std::vector<int> parse_head_list(const std::string& spec, int n_layers, int n_heads);
 
 }  // namespace bosch::search
