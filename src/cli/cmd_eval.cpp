@@ -25,7 +25,7 @@ namespace {
 
 struct EvalOptions {
   std::string model, mask = "full", suite = "niah", haystack = "markov", split = "test", mode = "tf";
-  std::string json_out, svg_out;
+  std::string json_out, svg_out, sweep;
   std::vector<int> lengths = {1024};
   std::vector<std::string> data, datasets;  // longbench
   int depths = 11, samples = 1, window = 0, sinks = 0, max_new_tokens = 0, max_prompt_tokens = 3500;
@@ -119,6 +119,71 @@ void run_niah(const EvalOptions& o, const Model& m, const Tokenizer& tok, const 
     write_heatmap_svg(o.svg_out, report.heatmap(fmt::format("NIAH {} — mask {}", o.suite, mask_desc)));
 }
 
+// --sweep heads|layers: one model load and one sample set for the whole table: full, every KV
+// head SWA, then each KV head (or each layer's heads) alone SWA(W, S), everything else full. The
+// cost is full minus that exact match: what single-head (or single-layer) ablation sees, before
+// any entanglement (scripts/head_table.sh and layer_table.sh once ran eval N + 1 times for it).
+void run_sweep(const EvalOptions& o, const Model& m, const Tokenizer& tok, const std::string& path) {
+  check(o.sweep == "heads" || o.sweep == "layers", "--sweep: expected heads or layers, got '{}'", o.sweep);
+  check(o.window >= 1, "--sweep needs --window W (>= 1): the SWA each swept head gets");
+  check(o.mask == "full", "--sweep converts one head or layer at a time from the full model; leave out --mask");
+  const NiahOptions no = niah_options(o.suite, o.lengths, o.depths, o.samples, o.seed, parse_split(o.split),
+                                      o.haystack, chat_wrap_for(tok, !o.no_chat));
+  const auto samples = generate_niah(tok, no);
+  const auto& c = m.config();
+  const bool heads = o.sweep == "heads";
+  const int n = heads ? c.n_layers * c.n_kv_heads : c.n_layers;
+  ScoreOptions so;
+  so.mode = parse_score_mode(o.mode);
+  so.tokenizer = &tok;
+  so.max_new_tokens = o.max_new_tokens;
+  int step = 0;
+  auto em = [&](const AttentionPlan& p, const std::string& label) {
+    so.progress_label = fmt::format("sweep {}/{}: {}", ++step, n + 2, label);
+    const auto scores = score_samples(m, p, samples, so);
+    TaskReport r;
+    for (size_t i = 0; i < samples.size(); ++i) r.add(samples[i], scores[i]);
+    return r.overall().exact_match();
+  };
+  const double full = em(AttentionPlan::full(c.n_layers, c.n_kv_heads), "full");
+  const double swa = em(AttentionPlan::all_swa(c.n_layers, c.n_kv_heads, o.window, o.sinks), "all SWA");
+  std::vector<double> cost(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    AttentionPlan p = AttentionPlan::full(c.n_layers, c.n_kv_heads);
+    if (heads) p.set_swa(i / c.n_kv_heads, i % c.n_kv_heads, o.window, o.sinks);
+    else for (int h = 0; h < c.n_kv_heads; ++h) p.set_swa(i, h, o.window, o.sinks);
+    cost[static_cast<size_t>(i)] =
+        full - em(p, heads ? fmt::format("head {}.{}", i / c.n_kv_heads, i % c.n_kv_heads) : fmt::format("layer {}", i));
+  }
+
+  fmt::print("NIAH {} on {}, {} samples ({} split), exact match: full {:.3f}, every KV head SWA({}, {}) {:.3f}\n\n",
+             o.suite, path, samples.size(), o.split, full, o.window, o.sinks, swa);
+  if (heads) {
+    fmt::print("Cost of one KV head SWA({}, {}) alone (full minus its exact match):\n\n| layer |", o.window, o.sinks);
+    for (int h = 0; h < c.n_kv_heads; ++h) fmt::print(" H{} |", h);
+    fmt::print("\n| --- |");
+    for (int h = 0; h < c.n_kv_heads; ++h) fmt::print(" ---: |");
+    fmt::print("\n");
+    for (int l = 0; l < c.n_layers; ++l) {
+      fmt::print("| {} |", l);
+      for (int h = 0; h < c.n_kv_heads; ++h) fmt::print(" {:.3f} |", cost[static_cast<size_t>(l * c.n_kv_heads + h)]);
+      fmt::print("\n");
+    }
+  } else {
+    fmt::print("| layer SWA({}, {}) | exact match | cost vs full |\n| --- | ---: | ---: |\n", o.window, o.sinks);
+    for (int l = 0; l < n; ++l) fmt::print("| {} | {:.3f} | {:.3f} |\n", l, full - cost[static_cast<size_t>(l)], cost[static_cast<size_t>(l)]);
+  }
+  nlohmann::ordered_json j;
+  j["sweep"] = o.sweep;
+  j["exact_match_full"] = full;
+  j["exact_match_all_swa"] = swa;
+  j["cost"] = cost;  // flat: layer * KV heads + head (heads), or per layer
+  j["settings"] = settings_json(o, m, path, fmt::format("sweep {} SWA({}, {})", o.sweep, o.window, o.sinks),
+                                AttentionPlan::full(c.n_layers, c.n_kv_heads));
+  j["settings"]["samples_total"] = samples.size();
+  if (!o.json_out.empty()) write_file_atomic(o.json_out, j.dump(2) + "\n");
+}
+
 void run_longbench_suite(const EvalOptions& o, const Model& m, const Tokenizer& tok,
                          const std::string& path, const AttentionPlan& plan, const std::string& mask_desc) {
   check(!o.data.empty(), "--suite longbench needs --data DIR_OR_FILES (the LongBench JSONL files)");
@@ -140,8 +205,10 @@ void run_eval(const EvalOptions& o) {
   const bool longbench = o.suite == "longbench";
   if (!longbench) parse_niah_suite(o.suite);  // bad suite names fail before loading the model
   if (!longbench) parse_split(o.split), parse_score_mode(o.mode);
+  if (!o.sweep.empty()) check(!longbench, "--sweep runs on NIAH (--suite niah[:FAMILIES])");
   auto m = Model::load(path);
   auto tok = load_tokenizer(path);
+  if (!o.sweep.empty()) return run_sweep(o, *m, *tok, path);
   std::string mask_desc;
   AttentionPlan plan = plan_from_mask_arg(o.mask, *m, o.window, o.sinks, &mask_desc);
   if (longbench) run_longbench_suite(o, *m, *tok, path, plan, mask_desc);
@@ -166,6 +233,8 @@ CommandRegistrar reg("eval", "score a model (optionally under a mask) on NIAH or
   add_opt(app, "--max-new-tokens", o->max_new_tokens, "generate mode: tokens per answer (default: max(64, 2x answer))");
   app.add_flag("--no-chat-template", o->no_chat, "do not wrap prompts in the model's chat template");
   app.add_flag("--normalize", o->normalize, "also score full and all-SWA, report (S - S_allswa) / (S_full - S_allswa)");
+  add_opt(app, "--sweep", o->sweep, "heads or layers: the cost of each KV head (or layer) alone SWA(--window, --sinks), "
+                                     "one model load; a Markdown table (and --json)");
   add_opt(app, "--json", o->json_out, "write scores and the exact settings as JSON");
   add_opt(app, "--svg", o->svg_out, "write the NIAH length x depth heatmap");
   add_opt(app, "--data", o->data, "LongBench: JSONL files or directories")->delimiter(',');
