@@ -11,6 +11,7 @@
 #include "formats/gguf.h"
 #include "formats/safetensors.h"
 #include "model/model.h"
+#include "model/tensor_names.h"
 #include "util/checked.h"
 #include "util/error.h"
 
@@ -124,24 +125,24 @@ std::unique_ptr<Model> load_gguf(const std::string& path, FileHold hold) {
   c.norm_eps = f.get_float_or(g.key("attention.layer_norm_rms_epsilon"), 1e-5);
   c.qkv_bias = c.arch == "qwen2";
   c.qk_norm = c.arch == "qwen3" || c.arch == "qwen3moe";
-  const GGUFTensor& emb = f.tensor("token_embd.weight");
+  const GGUFTensor& emb = f.tensor(tensor_name(TensorFormat::gguf, Weight::tok_embd));
   check(emb.dims.size() == 2 && emb.dims[0] == c.d_model,
         "{}: token_embd.weight must be [{} x vocab] (GGUF order, embedding_length {} x vocabulary), got [{}]", path,
         c.d_model, c.d_model, fmt::join(emb.dims, " x "));
   c.vocab_size = static_cast<int>(int_in_range(emb.dims[1], 1, kMaxDim, path, "token_embd.weight vocabulary size"));
-  c.tied_embeddings = f.find_tensor("output.weight") == nullptr;
+  c.tied_embeddings = f.find_tensor(tensor_name(TensorFormat::gguf, Weight::lm_head)) == nullptr;
   c.validate(path);
 
   const int64_t d = c.d_model, hd = c.head_dim, nh = c.n_heads, nkv = c.n_kv_heads, ff = c.d_ff, V = c.vocab_size;
   ModelWeights w;
   ModelMatrices mw;
   mw.keep_alive = f.mapping();  // not the metadata: the tokenizer's arrays are freed on return
-  mw.tok_embd = g.matrix("token_embd.weight", V, d);
-  w.out_norm = g.get("output_norm.weight", {d});
-  if (!c.tied_embeddings) mw.lm_head = g.matrix("output.weight", V, d);
+  mw.tok_embd = g.matrix(tensor_name(TensorFormat::gguf, Weight::tok_embd), V, d);
+  w.out_norm = g.get(tensor_name(TensorFormat::gguf, Weight::out_norm), {d});
+  if (!c.tied_embeddings) mw.lm_head = g.matrix(tensor_name(TensorFormat::gguf, Weight::lm_head), V, d);
   // The last layer's first tensor, before the per-layer tables are sized: a block_count the file
   // does not hold (up to 2^24 passes validate) is an error, not gigabytes of empty layers.
-  const std::string last = "blk." + std::to_string(c.n_layers - 1) + ".attn_norm.weight";
+  const std::string last = tensor_name(TensorFormat::gguf, Weight::attn_norm, c.n_layers - 1);
   check(f.find_tensor(last) != nullptr, "{}: {} is {}, but the file has no tensor {}", path, g.key("block_count"),
         c.n_layers, last);
   w.layers.resize(c.n_layers);
@@ -149,40 +150,39 @@ std::unique_ptr<Model> load_gguf(const std::string& path, FileHold hold) {
   for (int l = 0; l < c.n_layers; ++l) {
     auto& L = w.layers[l];
     auto& M = mw.layers[l];
-    std::string p = "blk." + std::to_string(l) + ".";
-    L.attn_norm = g.get(p + "attn_norm.weight", {d});
-    M.wq = g.matrix(p + "attn_q.weight", nh * hd, d);
-    M.wk = g.matrix(p + "attn_k.weight", nkv * hd, d);
-    M.wv = g.matrix(p + "attn_v.weight", nkv * hd, d);
-    M.wo = g.matrix(p + "attn_output.weight", d, nh * hd);
+    L.attn_norm = g.get(tensor_name(TensorFormat::gguf, Weight::attn_norm, l), {d});
+    M.wq = g.matrix(tensor_name(TensorFormat::gguf, Weight::wq, l), nh * hd, d);
+    M.wk = g.matrix(tensor_name(TensorFormat::gguf, Weight::wk, l), nkv * hd, d);
+    M.wv = g.matrix(tensor_name(TensorFormat::gguf, Weight::wv, l), nkv * hd, d);
+    M.wo = g.matrix(tensor_name(TensorFormat::gguf, Weight::wo, l), d, nh * hd);
     if (c.arch == "llama") {
       M.wq = unpermute_rope_rows(M.wq, c.n_heads, c.head_dim);
       M.wk = unpermute_rope_rows(M.wk, c.n_kv_heads, c.head_dim);
     }
     if (c.qkv_bias) {
-      L.bq = g.get(p + "attn_q.bias", {nh * hd});
-      L.bk = g.get(p + "attn_k.bias", {nkv * hd});
-      L.bv = g.get(p + "attn_v.bias", {nkv * hd});
+      L.bq = g.get(tensor_name(TensorFormat::gguf, Weight::bq, l), {nh * hd});
+      L.bk = g.get(tensor_name(TensorFormat::gguf, Weight::bk, l), {nkv * hd});
+      L.bv = g.get(tensor_name(TensorFormat::gguf, Weight::bv, l), {nkv * hd});
     }
     if (c.qk_norm) {
-      L.q_norm = g.get(p + "attn_q_norm.weight", {hd});
-      L.k_norm = g.get(p + "attn_k_norm.weight", {hd});
+      L.q_norm = g.get(tensor_name(TensorFormat::gguf, Weight::q_norm, l), {hd});
+      L.k_norm = g.get(tensor_name(TensorFormat::gguf, Weight::k_norm, l), {hd});
     }
-    L.ffn_norm = g.get(p + "ffn_norm.weight", {d});
+    L.ffn_norm = g.get(tensor_name(TensorFormat::gguf, Weight::ffn_norm, l), {d});
     if (c.is_moe()) {
       const int64_t fe = c.d_ff_expert;
-      M.experts.router = g.matrix(p + "ffn_gate_inp.weight", c.n_expert, d);
-      M.experts.gate = g.experts(p + "ffn_gate_exps.weight", c.n_expert, fe, d);
-      M.experts.up = g.experts(p + "ffn_up_exps.weight", c.n_expert, fe, d);
-      M.experts.down = g.experts(p + "ffn_down_exps.weight", c.n_expert, d, fe);
+      M.experts.router = g.matrix(tensor_name(TensorFormat::gguf, Weight::router, l), c.n_expert, d);
+      M.experts.gate = g.experts(tensor_name(TensorFormat::gguf, Weight::gate_exps, l), c.n_expert, fe, d);
+      M.experts.up = g.experts(tensor_name(TensorFormat::gguf, Weight::up_exps, l), c.n_expert, fe, d);
+      M.experts.down = g.experts(tensor_name(TensorFormat::gguf, Weight::down_exps, l), c.n_expert, d, fe);
       continue;
     }
-    M.w_gate = g.matrix(p + "ffn_gate.weight", ff, d);
-    M.w_up = g.matrix(p + "ffn_up.weight", ff, d);
-    M.w_down = g.matrix(p + "ffn_down.weight", d, ff);
+    M.w_gate = g.matrix(tensor_name(TensorFormat::gguf, Weight::w_gate, l), ff, d);
+    M.w_up = g.matrix(tensor_name(TensorFormat::gguf, Weight::w_up, l), ff, d);
+    M.w_down = g.matrix(tensor_name(TensorFormat::gguf, Weight::w_down, l), d, ff);
   }
   // Llama-3 GGUFs carry the rope scaling as per-frequency factors (rope_freqs.weight).
-  if (const GGUFTensor* rf = f.find_tensor("rope_freqs.weight")) {
+  if (const GGUFTensor* rf = f.find_tensor(tensor_name(TensorFormat::gguf, Weight::rope_freqs))) {
     check(rf->numel() == hd / 2, "{}: rope_freqs.weight has {} values, expected {}", path, rf->numel(), hd / 2);
     auto factors = to_floats(rf->type, rf->data, rf->numel());
     auto m = std::make_unique<Model>(c, std::move(w), std::move(mw), path);
@@ -264,7 +264,7 @@ std::unique_ptr<Model> load_hf(const std::string& dir, FileHold hold) {
   c.norm_eps = cfg_number_or(j, "rms_norm_eps", 1e-6, file);
   c.qk_norm = c.arch == "qwen3" || c.arch == "qwen3moe";
   c.qkv_bias = c.arch == "qwen2" || cfg_bool_or(j, "attention_bias", false, file);
-  c.tied_embeddings = cfg_bool_or(j, "tie_word_embeddings", false, file) || !m.has_tensor("lm_head.weight");
+  c.tied_embeddings = cfg_bool_or(j, "tie_word_embeddings", false, file) || !m.has_tensor(tensor_name(TensorFormat::hf, Weight::lm_head));
   if (j.contains("rope_scaling") && j["rope_scaling"].is_object()) {
     const auto& rs = j["rope_scaling"];
     std::string type = cfg_string_or(rs, "rope_type", cfg_string_or(rs, "type", "", file), file);
@@ -299,46 +299,44 @@ std::unique_ptr<Model> load_hf(const std::string& dir, FileHold hold) {
   ModelWeights w;
   ModelMatrices mw;
   mw.keep_alive = hf;
-  mw.tok_embd = matrix("model.embed_tokens.weight", V, d);
-  w.out_norm = get("model.norm.weight", {d});
-  if (!c.tied_embeddings) mw.lm_head = matrix("lm_head.weight", V, d);
-  const std::string last = "model.layers." + std::to_string(c.n_layers - 1) + ".input_layernorm.weight";
+  mw.tok_embd = matrix(tensor_name(TensorFormat::hf, Weight::tok_embd), V, d);
+  w.out_norm = get(tensor_name(TensorFormat::hf, Weight::out_norm), {d});
+  if (!c.tied_embeddings) mw.lm_head = matrix(tensor_name(TensorFormat::hf, Weight::lm_head), V, d);
+  const std::string last = tensor_name(TensorFormat::hf, Weight::attn_norm, c.n_layers - 1);
   check(m.has_tensor(last), "{}: num_hidden_layers is {}, but the weights have no tensor {}", file, c.n_layers, last);
   w.layers.resize(c.n_layers);
   mw.layers.resize(c.n_layers);
   for (int l = 0; l < c.n_layers; ++l) {
     auto& L = w.layers[l];
     auto& M = mw.layers[l];
-    std::string p = "model.layers." + std::to_string(l) + ".";
-    L.attn_norm = get(p + "input_layernorm.weight", {d});
-    M.wq = matrix(p + "self_attn.q_proj.weight", nh * hd, d);
-    M.wk = matrix(p + "self_attn.k_proj.weight", nkv * hd, d);
-    M.wv = matrix(p + "self_attn.v_proj.weight", nkv * hd, d);
-    M.wo = matrix(p + "self_attn.o_proj.weight", d, nh * hd);
+    L.attn_norm = get(tensor_name(TensorFormat::hf, Weight::attn_norm, l), {d});
+    M.wq = matrix(tensor_name(TensorFormat::hf, Weight::wq, l), nh * hd, d);
+    M.wk = matrix(tensor_name(TensorFormat::hf, Weight::wk, l), nkv * hd, d);
+    M.wv = matrix(tensor_name(TensorFormat::hf, Weight::wv, l), nkv * hd, d);
+    M.wo = matrix(tensor_name(TensorFormat::hf, Weight::wo, l), d, nh * hd);
     if (c.qkv_bias) {
-      L.bq = get(p + "self_attn.q_proj.bias", {nh * hd});
-      L.bk = get(p + "self_attn.k_proj.bias", {nkv * hd});
-      L.bv = get(p + "self_attn.v_proj.bias", {nkv * hd});
+      L.bq = get(tensor_name(TensorFormat::hf, Weight::bq, l), {nh * hd});
+      L.bk = get(tensor_name(TensorFormat::hf, Weight::bk, l), {nkv * hd});
+      L.bv = get(tensor_name(TensorFormat::hf, Weight::bv, l), {nkv * hd});
     }
     if (c.qk_norm) {
-      L.q_norm = get(p + "self_attn.q_norm.weight", {hd});
-      L.k_norm = get(p + "self_attn.k_norm.weight", {hd});
+      L.q_norm = get(tensor_name(TensorFormat::hf, Weight::q_norm, l), {hd});
+      L.k_norm = get(tensor_name(TensorFormat::hf, Weight::k_norm, l), {hd});
     }
-    L.ffn_norm = get(p + "post_attention_layernorm.weight", {d});
+    L.ffn_norm = get(tensor_name(TensorFormat::hf, Weight::ffn_norm, l), {d});
     if (c.is_moe()) {
       const int64_t fe = c.d_ff_expert;
-      M.experts.router = matrix(p + "mlp.gate.weight", c.n_expert, d);
+      M.experts.router = matrix(tensor_name(TensorFormat::hf, Weight::router, l), c.n_expert, d);
       for (int e = 0; e < c.n_expert; ++e) {
-        const std::string pe = p + "mlp.experts." + std::to_string(e) + ".";
-        M.experts.gate.push_back(matrix(pe + "gate_proj.weight", fe, d));
-        M.experts.up.push_back(matrix(pe + "up_proj.weight", fe, d));
-        M.experts.down.push_back(matrix(pe + "down_proj.weight", d, fe));
+        M.experts.gate.push_back(matrix(tensor_name(TensorFormat::hf, Weight::expert_gate, l, e), fe, d));
+        M.experts.up.push_back(matrix(tensor_name(TensorFormat::hf, Weight::expert_up, l, e), fe, d));
+        M.experts.down.push_back(matrix(tensor_name(TensorFormat::hf, Weight::expert_down, l, e), d, fe));
       }
       continue;
     }
-    M.w_gate = matrix(p + "mlp.gate_proj.weight", ff, d);
-    M.w_up = matrix(p + "mlp.up_proj.weight", ff, d);
-    M.w_down = matrix(p + "mlp.down_proj.weight", d, ff);
+    M.w_gate = matrix(tensor_name(TensorFormat::hf, Weight::w_gate, l), ff, d);
+    M.w_up = matrix(tensor_name(TensorFormat::hf, Weight::w_up, l), ff, d);
+    M.w_down = matrix(tensor_name(TensorFormat::hf, Weight::w_down, l), d, ff);
   }
   return std::make_unique<Model>(c, std::move(w), std::move(mw), dir);
 }

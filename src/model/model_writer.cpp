@@ -9,6 +9,7 @@
 
 #include "formats/writers.h"
 #include "model/random_vocab.h"
+#include "model/tensor_names.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -139,44 +140,42 @@ void save_hf(const ModelConfig& c, const ModelWeights& w, const std::string& dir
   std::filesystem::create_directories(dir);
   const int64_t d = c.d_model, hd = c.head_dim, nh = c.n_heads, nkv = c.n_kv_heads, ff = c.d_ff, V = c.vocab_size;
   std::vector<TensorToWrite> ts;
-  ts.push_back(tensor("model.embed_tokens.weight", {V, d}, w.tok_embd, dtype));
-  ts.push_back(tensor("model.norm.weight", {d}, w.out_norm, dtype));
-  if (!w.lm_head.empty()) ts.push_back(tensor("lm_head.weight", {V, d}, w.lm_head, dtype));
+  ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::tok_embd), {V, d}, w.tok_embd, dtype));
+  ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::out_norm), {d}, w.out_norm, dtype));
+  if (!w.lm_head.empty()) ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::lm_head), {V, d}, w.lm_head, dtype));
   for (int l = 0; l < c.n_layers; ++l) {
     const auto& L = w.layers[l];
-    std::string p = "model.layers." + std::to_string(l) + ".";
-    ts.push_back(tensor(p + "input_layernorm.weight", {d}, L.attn_norm, dtype));
-    ts.push_back(tensor(p + "self_attn.q_proj.weight", {nh * hd, d}, L.wq, dtype));
-    ts.push_back(tensor(p + "self_attn.k_proj.weight", {nkv * hd, d}, L.wk, dtype));
-    ts.push_back(tensor(p + "self_attn.v_proj.weight", {nkv * hd, d}, L.wv, dtype));
-    ts.push_back(tensor(p + "self_attn.o_proj.weight", {d, nh * hd}, L.wo, dtype));
+    ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::attn_norm, l), {d}, L.attn_norm, dtype));
+    ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::wq, l), {nh * hd, d}, L.wq, dtype));
+    ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::wk, l), {nkv * hd, d}, L.wk, dtype));
+    ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::wv, l), {nkv * hd, d}, L.wv, dtype));
+    ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::wo, l), {d, nh * hd}, L.wo, dtype));
     if (c.qkv_bias) {
-      ts.push_back(tensor(p + "self_attn.q_proj.bias", {nh * hd}, L.bq, dtype));
-      ts.push_back(tensor(p + "self_attn.k_proj.bias", {nkv * hd}, L.bk, dtype));
-      ts.push_back(tensor(p + "self_attn.v_proj.bias", {nkv * hd}, L.bv, dtype));
+      ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::bq, l), {nh * hd}, L.bq, dtype));
+      ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::bk, l), {nkv * hd}, L.bk, dtype));
+      ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::bv, l), {nkv * hd}, L.bv, dtype));
     }
     if (c.qk_norm) {
-      ts.push_back(tensor(p + "self_attn.q_norm.weight", {hd}, L.q_norm, dtype));
-      ts.push_back(tensor(p + "self_attn.k_norm.weight", {hd}, L.k_norm, dtype));
+      ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::q_norm, l), {hd}, L.q_norm, dtype));
+      ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::k_norm, l), {hd}, L.k_norm, dtype));
     }
-    ts.push_back(tensor(p + "post_attention_layernorm.weight", {d}, L.ffn_norm, dtype));
+    ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::ffn_norm, l), {d}, L.ffn_norm, dtype));
     if (c.is_moe()) {  // Hugging Face keeps one tensor per expert
       const int64_t fe = c.d_ff_expert;
-      ts.push_back(tensor(p + "mlp.gate.weight", {c.n_expert, d}, L.w_router, dtype));
+      ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::router, l), {c.n_expert, d}, L.w_router, dtype));
       auto slice = [](const std::vector<float>& all, int e, int64_t n) {
         return std::vector<float>(all.begin() + e * n, all.begin() + (e + 1) * n);
       };
       for (int e = 0; e < c.n_expert; ++e) {
-        const std::string pe = p + "mlp.experts." + std::to_string(e) + ".";
-        ts.push_back(tensor(pe + "gate_proj.weight", {fe, d}, slice(L.w_gate_exps, e, fe * d), dtype));
-        ts.push_back(tensor(pe + "up_proj.weight", {fe, d}, slice(L.w_up_exps, e, fe * d), dtype));
-        ts.push_back(tensor(pe + "down_proj.weight", {d, fe}, slice(L.w_down_exps, e, d * fe), dtype));
+        ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::expert_gate, l, e), {fe, d}, slice(L.w_gate_exps, e, fe * d), dtype));
+        ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::expert_up, l, e), {fe, d}, slice(L.w_up_exps, e, fe * d), dtype));
+        ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::expert_down, l, e), {d, fe}, slice(L.w_down_exps, e, d * fe), dtype));
       }
       continue;
     }
-    ts.push_back(tensor(p + "mlp.gate_proj.weight", {ff, d}, L.w_gate, dtype));
-    ts.push_back(tensor(p + "mlp.up_proj.weight", {ff, d}, L.w_up, dtype));
-    ts.push_back(tensor(p + "mlp.down_proj.weight", {d, ff}, L.w_down, dtype));
+    ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::w_gate, l), {ff, d}, L.w_gate, dtype));
+    ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::w_up, l), {ff, d}, L.w_up, dtype));
+    ts.push_back(tensor(tensor_name(TensorFormat::hf, Weight::w_down, l), {d, ff}, L.w_down, dtype));
   }
   write_safetensors(dir + "/model.safetensors", ts);
   nlohmann::json j;
@@ -243,38 +242,37 @@ std::vector<GgufEntry> gguf_entries(const ModelConfig& c, const TensorGetter& ge
                     return permute_heads ? permute_rope_rows(v, permute_heads, static_cast<int>(hd), static_cast<int>(in)) : v;
                   }});
   };
-  add("token_embd.weight", {V, d}, "tok_embd", -1);
-  add("output_norm.weight", {d}, "out_norm", -1);
-  if (!c.tied_embeddings) add("output.weight", {V, d}, "lm_head", -1);
+  add(tensor_name(TensorFormat::gguf, Weight::tok_embd), {V, d}, "tok_embd", -1);
+  add(tensor_name(TensorFormat::gguf, Weight::out_norm), {d}, "out_norm", -1);
+  if (!c.tied_embeddings) add(tensor_name(TensorFormat::gguf, Weight::lm_head), {V, d}, "lm_head", -1);
   const bool perm = c.arch == "llama";
   for (int l = 0; l < c.n_layers; ++l) {
-    const std::string p = "blk." + std::to_string(l) + ".";
-    add(p + "attn_norm.weight", {d}, "attn_norm", l);
-    add(p + "attn_q.weight", {nh * hd, d}, "wq", l, perm ? static_cast<int>(nh) : 0);
-    add(p + "attn_k.weight", {nkv * hd, d}, "wk", l, perm ? static_cast<int>(nkv) : 0);
-    add(p + "attn_v.weight", {nkv * hd, d}, "wv", l);
-    add(p + "attn_output.weight", {d, nh * hd}, "wo", l);
+    add(tensor_name(TensorFormat::gguf, Weight::attn_norm, l), {d}, "attn_norm", l);
+    add(tensor_name(TensorFormat::gguf, Weight::wq, l), {nh * hd, d}, "wq", l, perm ? static_cast<int>(nh) : 0);
+    add(tensor_name(TensorFormat::gguf, Weight::wk, l), {nkv * hd, d}, "wk", l, perm ? static_cast<int>(nkv) : 0);
+    add(tensor_name(TensorFormat::gguf, Weight::wv, l), {nkv * hd, d}, "wv", l);
+    add(tensor_name(TensorFormat::gguf, Weight::wo, l), {d, nh * hd}, "wo", l);
     if (c.qkv_bias) {
-      add(p + "attn_q.bias", {nh * hd}, "bq", l);
-      add(p + "attn_k.bias", {nkv * hd}, "bk", l);
-      add(p + "attn_v.bias", {nkv * hd}, "bv", l);
+      add(tensor_name(TensorFormat::gguf, Weight::bq, l), {nh * hd}, "bq", l);
+      add(tensor_name(TensorFormat::gguf, Weight::bk, l), {nkv * hd}, "bk", l);
+      add(tensor_name(TensorFormat::gguf, Weight::bv, l), {nkv * hd}, "bv", l);
     }
     if (c.qk_norm) {
-      add(p + "attn_q_norm.weight", {hd}, "q_norm", l);
-      add(p + "attn_k_norm.weight", {hd}, "k_norm", l);
+      add(tensor_name(TensorFormat::gguf, Weight::q_norm, l), {hd}, "q_norm", l);
+      add(tensor_name(TensorFormat::gguf, Weight::k_norm, l), {hd}, "k_norm", l);
     }
-    add(p + "ffn_norm.weight", {d}, "ffn_norm", l);
+    add(tensor_name(TensorFormat::gguf, Weight::ffn_norm, l), {d}, "ffn_norm", l);
     if (c.is_moe()) {  // experts stacked in 3-D tensors (the router stays F32: gguf_type_of)
       const int64_t E = c.n_expert, fe = c.d_ff_expert;
-      add(p + "ffn_gate_inp.weight", {E, d}, "w_router", l);
-      add(p + "ffn_gate_exps.weight", {E, fe, d}, "w_gate_exps", l);
-      add(p + "ffn_up_exps.weight", {E, fe, d}, "w_up_exps", l);
-      add(p + "ffn_down_exps.weight", {E, d, fe}, "w_down_exps", l);
+      add(tensor_name(TensorFormat::gguf, Weight::router, l), {E, d}, "w_router", l);
+      add(tensor_name(TensorFormat::gguf, Weight::gate_exps, l), {E, fe, d}, "w_gate_exps", l);
+      add(tensor_name(TensorFormat::gguf, Weight::up_exps, l), {E, fe, d}, "w_up_exps", l);
+      add(tensor_name(TensorFormat::gguf, Weight::down_exps, l), {E, d, fe}, "w_down_exps", l);
       continue;
     }
-    add(p + "ffn_gate.weight", {ff, d}, "w_gate", l);
-    add(p + "ffn_up.weight", {ff, d}, "w_up", l);
-    add(p + "ffn_down.weight", {d, ff}, "w_down", l);
+    add(tensor_name(TensorFormat::gguf, Weight::w_gate, l), {ff, d}, "w_gate", l);
+    add(tensor_name(TensorFormat::gguf, Weight::w_up, l), {ff, d}, "w_up", l);
+    add(tensor_name(TensorFormat::gguf, Weight::w_down, l), {d, ff}, "w_down", l);
   }
   return es;
 }
@@ -294,8 +292,8 @@ DType gguf_type_of(const GgufDtype& spec, const GgufEntry& e, const ModelConfig&
   if (ends_with(e.name, "ffn_gate_inp.weight")) return DType::F32;  // the MoE router, as llama.cpp's quantizer leaves it
   DType t = spec.base;
   if (spec.mix != DType::F32) {  // Q4_K_M / Q5_K_M
-    const bool tied_embd = c.tied_embeddings && e.name == "token_embd.weight";
-    if (e.name == "output.weight" || tied_embd) t = DType::Q6_K;  // the LM head
+    const bool tied_embd = c.tied_embeddings && e.name == tensor_name(TensorFormat::gguf, Weight::tok_embd);
+    if (e.name == tensor_name(TensorFormat::gguf, Weight::lm_head) || tied_embd) t = DType::Q6_K;  // the LM head
     else if ((ends_with(e.name, "attn_v.weight") || ends_with(e.name, "ffn_down.weight")) &&
              more_bits_layer(e.layer, c.n_layers))
       t = spec.mix;

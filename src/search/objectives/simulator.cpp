@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "model/model_writer.h"
 #include "search/core/rng.h"
 #include "util/error.h"
 
@@ -55,11 +56,14 @@ const std::vector<std::string>& simulator_shapes() {
 SimulatorParams simulator_shape(const std::string& name) {
   SimulatorParams p;
   p.shape = name;
-  if (name == "qwen3-1.7b") p.n_layers = 28, p.n_heads = 8;
-  else if (name == "qwen3-8b") p.n_layers = 36, p.n_heads = 8;
-  else if (name == "qwen3-14b") p.n_layers = 40, p.n_heads = 8;
-  else if (name == "qwen3-30b-a3b") p.n_layers = 48, p.n_heads = 4;
-  else fail("simulator shape '{}': expected one of {}", name, fmt::join(simulator_shapes(), ", "));
+  const auto& known = simulator_shapes();
+  check(std::find(known.begin(), known.end(), name) != known.end(), "simulator shape '{}': expected one of {}",
+        name, fmt::join(known, ", "));
+  // The head grid of the real model, from the one table of Qwen3 shapes (make-random's --like).
+  const std::string like = name.substr(6);  // after "qwen3-"
+  const ModelConfig c = config_like(like == "30b-a3b" ? "qwen3moe" : "qwen3", like);
+  p.n_layers = c.n_layers;
+  p.n_heads = c.n_kv_heads;
   return p;
 }
 
