@@ -9,6 +9,7 @@
 #include "kernels/attention.h"
 #include "kernels/ops.h"
 #include "util/error.h"
+#include "util/memory_budget.h"
 #include "util/parallel.h"
 #include "util/splitmix.h"
 
@@ -107,6 +108,12 @@ void HybridKVCache::grow_group(Group& g, int64_t new_slots) {
 
 void HybridKVCache::reserve(int64_t tokens) {
   if (tokens <= capacity_) return;
+  uint64_t more = 0;  // the new buffers' bytes, checked before any is made
+  for (auto& L : layers_)
+    for (auto& g : L.groups)
+      more += uint64_t(2) * static_cast<uint64_t>(std::max<int64_t>(0, g.slots_for(tokens) - g.slots)) * g.heads.size() *
+              static_cast<uint64_t>(cfg_.head_dim) * kv_type_bytes(type_);
+  check_memory_for(more, fmt::format("a hybrid KV cache of {} tokens ({})", tokens, kv_type_name(type_)));
   for (auto& L : layers_)
     for (auto& g : L.groups) grow_group(g, g.slots_for(tokens));
   capacity_ = tokens;

@@ -7,6 +7,7 @@
 #include "kernels/attention.h"
 #include "kernels/ops.h"
 #include "util/error.h"
+#include "util/memory_budget.h"
 
 namespace bosch {
 
@@ -26,6 +27,8 @@ KVCache::KVCache(const ModelConfig& cfg, const AttentionPlan& plan, int64_t max_
         plan.n_kv_heads(), cfg.n_layers, cfg.n_kv_heads);
   check(max_tokens > 0, "KV cache: capacity must be positive, got {}", max_tokens);
   const auto n = static_cast<size_t>(max_tokens * stride_pos_);
+  check_memory_for(uint64_t(2) * cfg.n_layers * n * kv_type_bytes(type_),
+                   fmt::format("a KV cache of {} tokens ({})", max_tokens, kv_type_name(type_)));
   if (type_ == KvType::F16) {
     k16_.assign(cfg.n_layers, std::vector<uint16_t>(n));
     v16_.assign(cfg.n_layers, std::vector<uint16_t>(n));

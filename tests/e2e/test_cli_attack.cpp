@@ -114,6 +114,10 @@ TEST_F(CliAttack, ResourceSizesAreBoundedBeforeAnyAllocation) {
   expect_refused(attack("info --context=-1"), "--context");
   expect_refused(attack("info --context 0"), "--context");
   expect_refused(attack("info --context 9223372036854775807"), "--context");
+  // Within the flags' ranges but beyond what the process may have (the 4 GiB address-space
+  // limit here): refused by size before the buffer is made (util/memory_budget.h).
+  expect_refused(attack("bench attention --n 1048576 --heads 1024 --kv-heads 1024 --head-dim 1024"),
+                 "more than the");
   const Attack ok = attack("info --context 4096");
   EXPECT_EQ(ok.rc, 0) << ok.out;
   EXPECT_EQ(ok.out.find("nan"), std::string::npos) << ok.out;

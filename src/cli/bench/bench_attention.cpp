@@ -15,6 +15,7 @@
 #include "cli/command.h"
 #include "kernels/attention.h"
 #include "util/error.h"
+#include "util/memory_budget.h"
 #include "util/parallel.h"
 #include "util/progress.h"
 
@@ -39,6 +40,7 @@ void run_attention_bench(const AttentionBenchOptions& o) {
   check(o.heads % o.kv_heads == 0, "bench attention: --heads ({}) must be a multiple of --kv-heads ({})",
         o.heads, o.kv_heads);
   const int64_t n = o.n, hd = o.head_dim;
+  check_memory_for(uint64_t(4) * (2 * n * o.heads * hd + 2 * n * o.kv_heads * hd), "bench attention's q, k, v and output");
   std::vector<float> q(n * o.heads * hd), k(n * o.kv_heads * hd), v(k.size()), out(q.size());
   std::mt19937 rng(7);
   std::normal_distribution<float> dist(0.0f, 1.0f);

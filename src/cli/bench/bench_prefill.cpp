@@ -14,6 +14,7 @@
 #include "kernels/qmatmul.h"
 #include "kernels/sgemm_peak.h"
 #include "model/model.h"
+#include "util/memory_budget.h"
 
 namespace bosch::cli {
 namespace {
@@ -106,6 +107,7 @@ void run(const PrefillOptions& o) {
 
   // One layer's attention at long context: all heads full vs all heads SWA.
   const int an = o.attn_n, hd = c.head_dim, nh = c.n_heads, nkv = c.n_kv_heads;
+  check_memory_for(uint64_t(4) * an * hd * (2 * uint64_t(nh) + 2 * uint64_t(nkv)), "bench prefill's --attn-n buffers");
   std::vector<float> q(static_cast<size_t>(an) * nh * hd), k(static_cast<size_t>(an) * nkv * hd),
       v(k.size()), out(q.size());
   for (size_t i = 0; i < q.size(); ++i) q[i] = std::sin(0.37 * i);
