@@ -48,7 +48,7 @@ done
 python3 - "$out" "$prefix" "$default_size" <<'PY' > "$out/summary.md"
 import json, sys, pathlib
 sys.path.insert(0, "scripts")
-from paired_bootstrap import paired_ci
+from versus import versus
 out = pathlib.Path(sys.argv[1])
 prefix, default_size = sys.argv[2], int(sys.argv[3])
 runs = {int(p.stem[1:]): json.loads(p.read_text()) for p in sorted(out.glob(f"{prefix}*.json"))}
@@ -58,13 +58,11 @@ knob = "depths" if prefix == "d" else "chunks"
 def row(d, m, r):
     return next(x for x in runs[d]["results"] if x["method"] == m and x["ratio"] == r)
 first = runs[sizes[0]]
-ref = first["references"]
-scale = ref["full"]["raw_score"] - ref["all_swa"]["raw_score"]
 metric = ("exact match + 0.01 answer log-probability" if prefix == "d" else "mean log-probability of the scored tokens")
 print(f"Search seed {first['settings']['seed']} (calibration samples drawn with the same seed); "
       f"{first['settings']['test']} (the same test set for every size). Test S^ = {metric}, "
       "normalised; differences paired over test samples, 95% bootstrap interval "
-      "(10000 resamples). Seconds: wall clock of the bosch-plus search on a 2-core machine.\n")
+      "(10000 resamples, `bosch versus`). Seconds: wall clock of the bosch-plus search on a 2-core machine.\n")
 print(f"| ratio | {knob} | calib samples | bosch-plus calib S^ | bosch-plus test S^ | gate | ablation | "
       "bosch-plus vs best baseline | bosch-plus vs default size | evaluations | seconds |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -74,10 +72,11 @@ for r in first["ratios"]:
         base = [x for x in runs[d]["results"] if x["ratio"] == r and x["method"] in ("gate", "ablation")]
         best = max(base, key=lambda x: x["normalized"])
         g, a = ({x["method"]: f"{x['normalized']:.3f}" for x in base}.get(m, "-") for m in ("gate", "ablation"))
-        vs_default = "(reference)" if d == default else paired_ci(b["test_per_sample"], row(default, "bosch-plus", r)["test_per_sample"], scale)
+        f = out / f"{prefix}{d}.json"
+        vs_default = "(reference)" if d == default else versus(f, "bosch-plus", out / f"{prefix}{default}.json", "bosch-plus", r)["text"]
         print(f"| {r} | {d} | {runs[d]['settings']['calibration_samples']} | {b['calibration_normalized']:.3f} | "
               f"{b['normalized']:.3f} | {g} | {a} | "
-              f"{paired_ci(b['test_per_sample'], best['test_per_sample'], scale)} vs {best['method']} | {vs_default} | "
+              f"{versus(f, 'bosch-plus', f, best['method'], r)['text']} vs {best['method']} | {vs_default} | "
               f"{b['evaluations']} | {b['seconds']:.0f} |")
 PY
 cat "$out/summary.md"

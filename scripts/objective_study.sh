@@ -30,14 +30,12 @@ done
 python3 - "$out" <<'PY' > "$out/summary.md"
 import json, sys, pathlib
 sys.path.insert(0, "scripts")
-from paired_bootstrap import boot
+from versus import versus
 out = pathlib.Path(sys.argv[1])
 variants = [v for v in ["exact+lp0.01", "exact+lp0.1", "exact+kl0.1", "exact+kl1"] if (out / f"{v}.json").exists()]
 runs = {v: json.loads((out / f"{v}.json").read_text()) for v in variants}
 def row(v, m, r):
     return next(x for x in runs[v]["results"] if x["method"] == m and x["ratio"] == r)
-ref = runs[variants[0]]["references"]
-scale = ref["full"]["raw_score"] - ref["all_swa"]["raw_score"]
 print(f"Seed {runs[variants[0]]['settings']['seed']}; {runs[variants[0]]['settings']['calibration_samples']} calibration samples; "
       f"test: {runs[variants[0]]['settings']['test']}. Test S^ (exact match + 0.01 log-probability, normalised); "
       "difference to the default objective, paired over test samples, 95% bootstrap interval.\n")
@@ -48,11 +46,10 @@ for r in runs[variants[0]]["ratios"]:
         base = row(variants[0], m, r)
         for v in variants:
             x = row(v, m, r)
-            d = [(a - b) / scale for a, b in zip(x["test_per_sample"], base["test_per_sample"])]
-            mean, lo, hi = boot(d)
             c = x["calibration_normalized"]
+            vs = versus(out / f"{v}.json", m, out / f"{variants[0]}.json", m, r)["text"] if v != variants[0] else ""
             print(f"| {r} | {m} | {v} | {c:.3f} | {x['normalized']:.3f} | {x['exact_match']:.3f} | "
-                  f"{mean:+.3f} [{lo:+.3f}, {hi:+.3f}] |" if v != variants[0] else
+                  f"{vs} |" if v != variants[0] else
                   f"| {r} | {m} | {v} | {c:.3f} | {x['normalized']:.3f} | {x['exact_match']:.3f} | (reference) |")
 PY
 cat "$out/summary.md"

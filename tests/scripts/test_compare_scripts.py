@@ -39,7 +39,7 @@ class CompareMethods(unittest.TestCase):
     def test_an_unknown_method_is_named(self):
         out = self.run_script("a:zzz")
         self.assertNotEqual(out.returncode, 0)
-        self.assertIn("no result for a or zzz at ratio 0.75", out.stderr)
+        self.assertIn("no result for method 'zzz' at ratio 0.75", out.stderr)
 
 
 class CompareTable(unittest.TestCase):
