@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "util/memory_budget.h"
+
 namespace bosch {
 
 struct Workspace {
@@ -19,8 +21,13 @@ struct Workspace {
   std::vector<float> router, route_weight, moe_in, moe_out, moe_sum;
   std::vector<int> route_expert, expert_begin, expert_slot;
   // v's first n floats, growing it when it is shorter (old contents are not kept meaningful).
+  // Growth past 256 MiB is checked against what the machine has first (a --lengths the flag's
+  // range admits can ask for more: a clear error, not std::bad_alloc).
   static float* grow(std::vector<float>& v, size_t n) {
-    if (v.size() < n) v.resize(n);
+    if (v.size() < n) {
+      if (n * sizeof(float) > (size_t{256} << 20)) check_memory_for(n * sizeof(float), "a forward pass's activations");
+      v.resize(n);
+    }
     return v.data();
   }
   // rows, grown to hold the parts (counts of floats), cut into consecutive pieces: out[i] is
