@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "masks/mask_file.h"
+#include "model/forward_memory.h"
 #include "model/model.h"
 #include "tasks/longbench.h"
 #include "tasks/niah.h"
@@ -71,6 +72,7 @@ void run_niah(const EvalOptions& o, const Model& m, const Tokenizer& tok, const 
   for (int len : o.lengths)
     if (m.config().max_context > 0 && len > m.config().max_context)
       std::fprintf(stderr, "bosch: warning: length %d exceeds the model's context of %d\n", len, m.config().max_context);
+  check_forward_memory(m.config(), o.lengths, "--lengths");  // before minutes of sample making
   const auto samples = generate_niah(tok, no);
 
   ScoreOptions so;
@@ -129,6 +131,7 @@ void run_sweep(const EvalOptions& o, const Model& m, const Tokenizer& tok, const
   check(o.mask == "full", "--sweep converts one head or layer at a time from the full model; leave out --mask");
   const NiahOptions no = niah_options(o.suite, o.lengths, o.depths, o.samples, o.seed, parse_split(o.split),
                                       o.haystack, chat_wrap_for(tok, !o.no_chat));
+  check_forward_memory(m.config(), o.lengths, "--lengths");  // before minutes of sample making
   const auto samples = generate_niah(tok, no);
   const auto& c = m.config();
   const bool heads = o.sweep == "heads";

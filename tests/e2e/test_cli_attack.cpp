@@ -118,6 +118,12 @@ TEST_F(CliAttack, ResourceSizesAreBoundedBeforeAnyAllocation) {
   // limit here): refused by size before the buffer is made (util/memory_budget.h).
   expect_refused(attack("bench attention --n 1048576 --heads 1024 --kv-heads 1024 --head-dim 1024"),
                  "more than the");
+  // A length the flag admits (<= 2^24 tokens) but no forward pass here can hold: refused
+  // before the samples are made (that took 11 s, then the pass ran out of memory).
+  const auto t0 = std::chrono::steady_clock::now();
+  expect_refused(attack("eval --suite niah:passkey --lengths 16000000 --depths 1"), "--lengths 16000000");
+  expect_refused(attack("search --ratio 0.5 --lengths 16000000 --out " + (dir_ / "m.json").string()), "--lengths 16000000");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
   const Attack ok = attack("info --context 4096");
   EXPECT_EQ(ok.rc, 0) << ok.out;
   EXPECT_EQ(ok.out.find("nan"), std::string::npos) << ok.out;

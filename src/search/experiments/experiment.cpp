@@ -1,5 +1,7 @@
 #include "search/experiments/experiment.h"
 
+#include "model/forward_memory.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -171,6 +173,7 @@ TestSet make_test_set(const Experiment& e, const ExperimentOptions& o, const Tes
   ts.options.logprob_weight = e.calibration.logprob_weight;
   ts.options.kl_weight = 0;
   if (t.objective.empty()) {
+    check_forward_memory(e.model->config(), ts.lengths, "--test-lengths");
     ts.samples = niah_test_samples(*e.tokenizer, e.spec, o, ts.lengths, t.depths, t.samples, t.seed);
     ts.options.description = "test split: " + std::to_string(ts.samples.size()) + " NIAH samples";
     return ts;

@@ -1,5 +1,7 @@
 #include "search/objectives/calibration.h"
 
+#include "model/forward_memory.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -119,6 +121,7 @@ Calibration make_calibration(const Tokenizer& tok, const ObjectiveSpec& parsed, 
                              const Model* model) {
   CalibrationOptions o = opt;
   o.lengths = resolve_lengths(tok, parsed, opt);
+  if (model) check_forward_memory(model->config(), o.lengths, "--lengths");  // before minutes of sample making
   const std::string& spec = parsed.spec;
   Calibration c;
   if (parsed.kind == ObjectiveKind::niah) c = niah_calibration(tok, o, spec);
