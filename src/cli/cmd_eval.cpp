@@ -65,28 +65,41 @@ nlohmann::ordered_json settings_json(const EvalOptions& o, const Model& m, const
           {"max_new_tokens", o.max_new_tokens}};
 }
 
+// The NIAH samples of the options (made once) and their scoring under any plan: the one path
+// of a plain eval and of --sweep.
+class NiahScorer {
+ public:
+  NiahScorer(const EvalOptions& o, const Model& m, const Tokenizer& tok) : m_(m) {
+    for (int len : o.lengths)
+      if (m.config().max_context > 0 && len > m.config().max_context)
+        std::fprintf(stderr, "bosch: warning: length %d exceeds the model's context of %d\n", len, m.config().max_context);
+    check_forward_memory(m.config(), o.lengths, "--lengths");  // before minutes of sample making
+    samples_ = generate_niah(tok, niah_options(o.suite, o.lengths, o.depths, o.samples, o.seed, parse_split(o.split),
+                                               o.haystack, chat_wrap_for(tok, !o.no_chat)));
+    so_.mode = parse_score_mode(o.mode);
+    so_.tokenizer = &tok;
+    so_.max_new_tokens = o.max_new_tokens;
+  }
+  const std::vector<TaskSample>& samples() const { return samples_; }
+  TaskReport score(const AttentionPlan& p, const std::string& progress_label) {
+    so_.progress_label = progress_label;
+    const auto scores = score_samples(m_, p, samples_, so_);
+    TaskReport r;
+    for (size_t i = 0; i < samples_.size(); ++i) r.add(samples_[i], scores[i]);
+    return r;
+  }
+
+ private:
+  const Model& m_;
+  std::vector<TaskSample> samples_;
+  ScoreOptions so_;
+};
+
 void run_niah(const EvalOptions& o, const Model& m, const Tokenizer& tok, const std::string& path,
               const AttentionPlan& plan, const std::string& mask_desc) {
-  const NiahOptions no = niah_options(o.suite, o.lengths, o.depths, o.samples, o.seed, parse_split(o.split),
-                                      o.haystack, chat_wrap_for(tok, !o.no_chat));
-  for (int len : o.lengths)
-    if (m.config().max_context > 0 && len > m.config().max_context)
-      std::fprintf(stderr, "bosch: warning: length %d exceeds the model's context of %d\n", len, m.config().max_context);
-  check_forward_memory(m.config(), o.lengths, "--lengths");  // before minutes of sample making
-  const auto samples = generate_niah(tok, no);
-
-  ScoreOptions so;
-  so.mode = parse_score_mode(o.mode);
-  so.tokenizer = &tok;
-  so.max_new_tokens = o.max_new_tokens;
-  so.progress_label = "scoring " + mask_desc;
-  auto run = [&](const AttentionPlan& p, const std::string& label) {
-    so.progress_label = "scoring " + label;
-    auto scores = score_samples(m, p, samples, so);
-    TaskReport r;
-    for (size_t i = 0; i < samples.size(); ++i) r.add(samples[i], scores[i]);
-    return r;
-  };
+  NiahScorer scorer(o, m, tok);
+  const auto& samples = scorer.samples();
+  auto run = [&](const AttentionPlan& p, const std::string& label) { return scorer.score(p, "scoring " + label); };
   TaskReport report = run(plan, mask_desc);
   nlohmann::ordered_json j = report.to_json();
 
@@ -129,24 +142,14 @@ void run_sweep(const EvalOptions& o, const Model& m, const Tokenizer& tok, const
   check(o.sweep == "heads" || o.sweep == "layers", "--sweep: expected heads or layers, got '{}'", o.sweep);
   check(o.window >= 1, "--sweep needs --window W (>= 1): the SWA each swept head gets");
   check(o.mask == "full", "--sweep converts one head or layer at a time from the full model; leave out --mask");
-  const NiahOptions no = niah_options(o.suite, o.lengths, o.depths, o.samples, o.seed, parse_split(o.split),
-                                      o.haystack, chat_wrap_for(tok, !o.no_chat));
-  check_forward_memory(m.config(), o.lengths, "--lengths");  // before minutes of sample making
-  const auto samples = generate_niah(tok, no);
+  NiahScorer scorer(o, m, tok);
+  const auto& samples = scorer.samples();
   const auto& c = m.config();
   const bool heads = o.sweep == "heads";
   const int n = heads ? c.n_layers * c.n_kv_heads : c.n_layers;
-  ScoreOptions so;
-  so.mode = parse_score_mode(o.mode);
-  so.tokenizer = &tok;
-  so.max_new_tokens = o.max_new_tokens;
   int step = 0;
   auto em = [&](const AttentionPlan& p, const std::string& label) {
-    so.progress_label = fmt::format("sweep {}/{}: {}", ++step, n + 2, label);
-    const auto scores = score_samples(m, p, samples, so);
-    TaskReport r;
-    for (size_t i = 0; i < samples.size(); ++i) r.add(samples[i], scores[i]);
-    return r.overall().exact_match();
+    return scorer.score(p, fmt::format("sweep {}/{}: {}", ++step, n + 2, label)).overall().exact_match();
   };
   const double full = em(AttentionPlan::full(c.n_layers, c.n_kv_heads), "full");
   const double swa = em(AttentionPlan::all_swa(c.n_layers, c.n_kv_heads, o.window, o.sinks), "all SWA");
