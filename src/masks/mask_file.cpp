@@ -156,41 +156,50 @@ void MaskFile::check_fits(const MaskModelInfo& m, const std::string& source, boo
         source, model.identity, m.identity);
 }
 
+namespace {
+
+// The comma-separated items of a --heads / --mask list ("" is one empty item: an error below).
+std::vector<std::string> comma_items(const std::string& spec) {
+  std::vector<std::string> items;
+  for (size_t pos = 0; pos <= spec.size();) {
+    const size_t end = std::min(spec.find(',', pos), spec.size());
+    items.push_back(spec.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return items;
+}
+
+// A non-empty decimal int filling the whole of [b, e).
+bool whole_int(const char* b, const char* e, int& v) { return b != e && std::from_chars(b, e, v).ptr == e; }
+
+}  // namespace
+
 std::vector<int> parse_head_list(const std::string& spec, int n_layers, int n_heads, const std::string& option) {
   std::vector<int> out;
-  size_t pos = 0;
-  while (pos <= spec.size()) {
-    const size_t end = std::min(spec.find(',', pos), spec.size());
-    const std::string item = spec.substr(pos, end - pos);
+  for (const std::string& item : comma_items(spec)) {
     const size_t dot = item.find('.');
     int l = -1, h = -1;
-    const bool ok = dot != std::string::npos &&
-                    std::from_chars(item.data(), item.data() + dot, l).ptr == item.data() + dot &&
-                    std::from_chars(item.data() + dot + 1, item.data() + item.size(), h).ptr == item.data() + item.size();
-    check(ok && dot > 0 && dot + 1 < item.size(), "{}: '{}' is not LAYER.HEAD (e.g. 3.1)", option, item.substr(0, 40));
+    const bool ok = dot != std::string::npos && whole_int(item.data(), item.data() + dot, l) &&
+                    whole_int(item.data() + dot + 1, item.data() + item.size(), h);
+    check(ok, "{}: '{}' is not LAYER.HEAD (e.g. 3.1)", option, item.substr(0, 40));
     check(l >= 0 && l < n_layers && h >= 0 && h < n_heads, "{}: {} is outside the model's {} layers x {} KV heads",
           option, item.substr(0, 40), n_layers, n_heads);
     const int flat = l * n_heads + h;
     check(std::find(out.begin(), out.end(), flat) == out.end(), "{}: {} is listed twice", option, item.substr(0, 40));
     out.push_back(flat);
-    pos = end + 1;
   }
   return out;
 }
 
 std::vector<int> parse_layer_list(const std::string& spec, int n_layers, const std::string& option) {
   std::vector<int> out;
-  size_t pos = 0;
-  while (pos <= spec.size()) {
-    const size_t end = std::min(spec.find(',', pos), spec.size());
-    const std::string item = spec.substr(pos, end - pos);
+  for (const std::string& item : comma_items(spec)) {
     int l = -1;
-    const bool ok = !item.empty() && std::from_chars(item.data(), item.data() + item.size(), l).ptr == item.data() + item.size();
-    check(ok, "{}: '{}' is not a layer index (e.g. 3)", option, item.substr(0, 40));
+    check(whole_int(item.data(), item.data() + item.size(), l), "{}: '{}' is not a layer index (e.g. 3)", option,
+          item.substr(0, 40));
     check(l >= 0 && l < n_layers, "{}: layer {} is outside the model's {} layers", option, l, n_layers);
     check(std::find(out.begin(), out.end(), l) == out.end(), "{}: layer {} is listed twice", option, l);
     out.push_back(l);
-    pos = end + 1;
   }
   return out;
 }
