@@ -79,15 +79,18 @@ void prepare_output_dir(const std::string& dir, std::string_view flag) {
   check_output_path(dir, flag);
 }
 
+std::string fresh_name_tag() {
+  static std::atomic<uint64_t> counter{0};
+  static const uint64_t salt = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  return fmt::format("{}.{:x}", ::getpid(), splitmix64_mix(salt + counter.fetch_add(1)) & 0xffffffffffull);
+}
+
 AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
   check_output_path(path_);
   // O_EXCL | O_NOFOLLOW: a file or link planted at the temporary name is never written through;
   // the name changes until one is free.
-  static std::atomic<uint64_t> counter{0};
-  const uint64_t salt = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (int attempt = 0; attempt < 64; ++attempt) {
-    const uint64_t tag = splitmix64_mix(salt + counter.fetch_add(1));
-    tmp_ = fmt::format("{}.tmp.{}.{:x}", path_, ::getpid(), tag & 0xffffffffffull);
+    tmp_ = fmt::format("{}.tmp.{}", path_, fresh_name_tag());
     fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd_ >= 0 || errno != EEXIST) break;
   }

@@ -16,6 +16,10 @@ namespace bosch {
 
 void write_file_atomic(const std::string& path, std::string_view contents);
 
+// "PID.TAG" with TAG unpredictable and new at each call: the name part of a temporary, which is
+// then created exclusively (O_EXCL or mkdir), drawing another while the name is taken.
+std::string fresh_name_tag();
+
 // The same for a file written in pieces (a model bigger than memory): commit() renames the
 // temporary onto `path`; without it (an error part-way) the temporary is removed.
 class AtomicFileWriter {

@@ -6,9 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -16,7 +14,6 @@
 
 #include "util/atomic_file.h"
 #include "util/error.h"
-#include "util/splitmix.h"
 
 namespace bosch {
 
@@ -26,14 +23,10 @@ namespace {
 
 // A fresh sibling of `dir` named ".NAME.KIND.PID.TAG", created by mkdir (EEXIST: another tag).
 std::string fresh_sibling(const std::string& dir, const char* kind, bool create) {
-  static std::atomic<uint64_t> counter{0};
   const fs::path p = fs::path(dir).lexically_normal();
   const fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  const uint64_t salt = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (int attempt = 0; attempt < 64; ++attempt) {
-    const uint64_t tag = splitmix64_mix(salt + counter.fetch_add(1)) & 0xffffffffffull;
-    const std::string name =
-        (parent / fmt::format(".{}.{}.{}.{:x}", p.filename().string(), kind, ::getpid(), tag)).string();
+    const std::string name = (parent / fmt::format(".{}.{}.{}", p.filename().string(), kind, fresh_name_tag())).string();
     if (!create) {
       struct stat st{};
       if (::lstat(name.c_str(), &st) != 0 && errno == ENOENT) return name;
