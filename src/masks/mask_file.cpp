@@ -169,8 +169,12 @@ std::vector<std::string> comma_items(const std::string& spec) {
   return items;
 }
 
-// A non-empty decimal int filling the whole of [b, e).
-bool whole_int(const char* b, const char* e, int& v) { return b != e && std::from_chars(b, e, v).ptr == e; }
+// A non-empty decimal int filling the whole of [b, e), in int's range (an overflow is no index).
+bool whole_int(const char* b, const char* e, int& v) {
+  if (b == e) return false;
+  const auto [p, ec] = std::from_chars(b, e, v);
+  return ec == std::errc() && p == e;
+}
 
 }  // namespace
 

@@ -152,6 +152,10 @@ TEST(MaskFile, MaskArgumentsWithRealModel) {
             std::string::npos);
   EXPECT_NE(error_of([&] { plan_from_mask_arg("layers:1,1", *m, 16, 2); }).find("listed twice"), std::string::npos);
   EXPECT_NE(error_of([&] { plan_from_mask_arg("layers:x", *m, 16, 2); }).find("not a layer index"), std::string::npos);
+  EXPECT_NE(error_of([&] { plan_from_mask_arg("layers:99999999999", *m, 16, 2); }).find("not a layer index"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { plan_from_mask_arg("heads:0.99999999999", *m, 16, 2); }).find("not LAYER.HEAD"),
+            std::string::npos);
   EXPECT_NE(error_of([&] { plan_from_mask_arg("heads:0.0", *m, 0, 2); }).find("--window"), std::string::npos);
   // A file made for this model loads; one for another shape is refused with both shapes.
   std::string path = tmp("mask_real.json");
