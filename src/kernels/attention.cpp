@@ -120,7 +120,7 @@ void attention_reference(const AttentionArgs& a) {
       sc.assign(i + 1, 0.0);
       double mx = -std::numeric_limits<double>::infinity();
       for (int64_t j = 0; j <= i; ++j) {
-        if (!kernels::attn_visible(i, j, w, s)) continue;
+        if (!kernels::sees_key(i, j, w, s)) continue;
         const int64_t at = j * a.kv_stride_pos + g * a.kv_stride_head;
         double d = 0;
         for (int x = 0; x < hd; ++x) d += static_cast<double>(q[x]) * kv(a.k, a.k16, at + x);
@@ -130,7 +130,7 @@ void attention_reference(const AttentionArgs& a) {
       double den = 0;
       std::fill(acc.begin(), acc.end(), 0.0);
       for (int64_t j = 0; j <= i; ++j) {
-        if (!kernels::attn_visible(i, j, w, s)) continue;
+        if (!kernels::sees_key(i, j, w, s)) continue;
         const double e = std::exp(sc[j] - mx);
         den += e;
         const int64_t at = j * a.kv_stride_pos + g * a.kv_stride_head;

@@ -179,7 +179,7 @@ void run_item(const AttentionArgs& a, const AttentionLayout& L, const AttnItem& 
       for (int r = 0; r < rows; ++r) {
         const int64_t pos = x.i0 + r / hpi;
         for (int j = 0; j < nk; ++j)
-          if (!attn_visible(pos, j0 + j, w, s)) st[j * RL + r] = kAttnNegInf;
+          if (!sees_key(pos, j0 + j, w, s)) st[j * RL + r] = kAttnNegInf;
       }
     }
     // Online softmax, elementwise over rows. A row that has seen nothing yet keeps m = -inf;
@@ -276,7 +276,7 @@ void run_item_few_rows(const AttentionArgs& a, const AttentionLayout& L, const A
       for (int j = nk; j < kAttnKeyBlock; ++j) sr[j] = kAttnNegInf;
       if (!all_visible)
         for (int j = 0; j < nk; ++j)
-          if (!attn_visible(pos, j0 + j, w, s)) sr[j] = kAttnNegInf;
+          if (!sees_key(pos, j0 + j, w, s)) sr[j] = kAttnNegInf;
       vf16 mx = vf16_load(sr);
       for (int c = 16; c < kAttnKeyBlock; c += 16) {
         const vf16 v = vf16_load(sr + c);

@@ -6,6 +6,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/isa.h"
+#include "kernels/visibility.h"
 
 namespace bosch::kernels {
 
@@ -26,9 +27,6 @@ struct AttentionLayout {
 
 inline namespace BOSCH_ISA {
 
-inline bool attn_visible(int64_t i, int64_t j, int w, int s) {
-  return j <= i && (w == 0 || i - j < w || j < s);
-}
 inline int window_of(const AttentionArgs& a, int g) { return a.window ? a.window[g] : 0; }
 inline int sinks_of(const AttentionArgs& a, int g) {
   return (a.window && a.window[g] > 0 && a.sinks) ? a.sinks[g] : 0;

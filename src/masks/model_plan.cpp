@@ -1,6 +1,7 @@
 #include "masks/model_plan.h"
 
 #include "formats/gguf.h"
+#include "formats/model_source.h"
 #include "masks/gguf_mask.h"
 #include "masks/mask_file.h"
 
@@ -10,7 +11,7 @@ AttentionPlan plan_for_model(const Model& m, const std::string& mask_arg, int wi
                              std::string* description) {
   if (!mask_arg.empty()) return plan_from_mask_arg(mask_arg, m, window, sinks, description);
   const std::string& src = m.source();
-  if (src.size() >= 5 && src.substr(src.size() - 5) == ".gguf") {
+  if (source_kind(src) == SourceKind::gguf) {
     GGUFFile f(src);
     if (auto plan = plan_from_gguf_metadata(f, m.config())) {
       if (description) *description = "mask from " + src + " metadata: " + plan->summary();

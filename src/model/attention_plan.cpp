@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/visibility.h"
 #include "util/error.h"
 
 namespace bosch {
@@ -47,10 +48,7 @@ void AttentionPlan::set_swa(int layer, int head, int window, int sinks) {
 }
 
 bool AttentionPlan::visible(int layer, int head, int64_t i, int64_t j) const {
-  if (j > i) return false;
-  int w = window(layer, head);
-  if (w == 0) return true;
-  return i - j < w || j < sinks(layer, head);
+  return kernels::sees_key(i, j, window(layer, head), sinks(layer, head));
 }
 
 int AttentionPlan::count_swa() const {

@@ -1,5 +1,5 @@
 // Which attention each (layer, KV head) uses: full causal attention, or a sliding window of W
-// recent tokens plus S sink tokens. Semantics (the single definition used everywhere):
+// recent tokens plus S sink tokens. Semantics (coded once, kernels/visibility.h):
 //   query at absolute position i sees key j  iff  j <= i  and  (i - j < W  or  j < S).
 // So W counts the current token: W = 1 sees only itself (plus sinks). All query heads of a GQA
 // group follow their KV head.

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/gguf.h"
+#include "formats/model_source.h"
 #include "formats/safetensors.h"
 #include "model/model.h"
 #include "model/tensor_names.h"
@@ -344,8 +345,11 @@ std::unique_ptr<Model> load_hf(const std::string& dir, FileHold hold) {
 }  // namespace
 
 std::unique_ptr<Model> Model::load(const std::string& path, FileHold hold) {
-  if (is_hf_model_dir(path)) return load_hf(path, hold);
-  if (path.size() >= 5 && path.substr(path.size() - 5) == ".gguf") return load_gguf(path, hold);
+  switch (source_kind(path)) {
+    case SourceKind::hf_dir: return load_hf(path, hold);
+    case SourceKind::gguf: return load_gguf(path, hold);
+    case SourceKind::other: break;
+  }
   fail("'{}' is neither a .gguf file nor a Hugging Face model directory (with config.json)", path);
 }
 

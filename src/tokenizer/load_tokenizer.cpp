@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "formats/gguf.h"
+#include "formats/model_source.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 
@@ -18,10 +19,7 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
   }
   check(fs::exists(path, ec), "{}: no such file or directory (expected a .gguf file, a model "
                               "directory or a tokenizer.json)", path);
-  char magic[4] = {};
-  std::ifstream f(path, std::ios::binary);
-  f.read(magic, 4);
-  if (f.gcount() == 4 && std::string(magic, 4) == "GGUF") {
+  if (source_kind(path) == SourceKind::gguf) {
     GGUFFile g(path);
     return load_tokenizer_from_gguf(g);
   }

@@ -287,6 +287,80 @@ TEST(GroupStage, RelatedRemovalRestoresAnAndPairOfOneLayer) {
   EXPECT_GE(found, 8) << "AND pair restored for " << found << "/10 seeds";
 }
 
+// A cross-layer AND pair: layer 0's head 1 and layer 2's head 3 answer only when both are full
+// (restoring either alone gains nothing); every other head costs a little when SWA. The shape
+// of models/default seed 1 at rho 0.75 (issue #39), where the LNS left layers all SWA.
+class CrossLayerAndObjective : public Objective {
+ public:
+  int n_layers() const override { return 4; }
+  int n_heads() const override { return 4; }
+  MaskScore evaluate(const HeadBits& b) override {
+    double cost = 0;
+    for (int f = 0; f < 16; ++f)
+      if (f != 1 && f != 11) cost += b[f] * 0.001 * (1 + f % 3);
+    MaskScore r;
+    r.value = (b[1] == 0 && b[11] == 0 ? 1.0 : 0.0) - cost;
+    return r;
+  }
+  std::string describe() const override { return "cross-layer-and"; }
+};
+
+// Stage 1's head scores as the cascade would leave them: the needed head lowest in its layer.
+ProbeResult coverage_probe() {
+  ProbeResult p;
+  p.count = 3;
+  p.layers.resize(4);
+  for (int l = 0; l < 4; ++l) p.layers[l].layer = l, p.layers[l].head_scores.assign(4, 0.9);
+  p.layers[0].head_scores[1] = 0.6;
+  p.layers[2].head_scores[3] = 0.7;
+  return p;
+}
+
+TEST(GroupStage, CoverageRestorationsPickEachAllSwaLayersNeededHead) {
+  ProbeResult p = coverage_probe();
+  p.layers[3].head_scores = {0.5, 0.5, 0.5, 0.5};  // uninformative: skipped
+  HeadBits b(16, 1);
+  b[4] = 0;  // layer 1 not all SWA: skipped even with an informative probe
+  p.layers[1].head_scores[2] = 0.1;
+  EXPECT_EQ(coverage_restorations(p, {0, 1, 2, 3}, b, 4, 4), (std::vector<int>{1, 11}));  // gap 0.3, then 0.2
+  EXPECT_EQ(coverage_restorations(p, {0, 1, 2, 3}, b, 4, 1), (std::vector<int>{1}));
+  EXPECT_EQ(coverage_restorations(p, {2, 3}, b, 4, 4), (std::vector<int>{11}));  // only the bucket's layers
+  b[4] = 1;
+  EXPECT_EQ(coverage_restorations(p, {0, 1, 2, 3}, b, 4, 4), (std::vector<int>{6, 1, 11}));
+}
+
+TEST(GroupStage, CoverageMoveRestoresACrossLayerAndPair) {
+  // 12 of 16 heads SWA; layers 0 and 2 start all SWA, layers 1 and 3 keep two full heads each:
+  // the answer is a 2-for-2 exchange across layers whose single flips all look useless.
+  int with_probe = 0, without = 0;
+  const ProbeResult probe = coverage_probe();
+  for (uint64_t seed = 0; seed < 10; ++seed)
+    for (const ProbeResult* p : {&probe, static_cast<const ProbeResult*>(nullptr)}) {
+      CrossLayerAndObjective obj;
+      Evaluator ev(obj, quiet_options(0.75));
+      ev.init_references();
+      HeadBits a(16, 1);
+      for (int f : {4, 5, 12, 13}) a[f] = 0;
+      SearchOptions opt;
+      opt.budget_group = 64;
+      opt.seed = seed;
+      const GroupResult g = optimise_group(ev, opt, {0, 1, 2, 3}, a, 0, p);
+      EXPECT_EQ(count_ones(a), 12);
+      const bool found = a[1] == 0 && a[11] == 0;
+      if (p) {
+        with_probe += found;
+        EXPECT_EQ(g.coverage_accepted, 1) << "seed " << seed;
+      } else {
+        without += found;
+        EXPECT_EQ(g.coverage_tries, 0);
+      }
+    }
+  EXPECT_EQ(with_probe, 10);
+  // Measured without stage 1's scores: 0/10 (worst removal ranks the two heads last, as
+  // restoring either alone gains nothing, and related removal draws within one layer).
+  EXPECT_LE(without, 2) << "without the probe: " << without << "/10";
+}
+
 TEST(GroupStage, JointMovesFindSynergyAcrossLayers) {
   // Heads A (layer 0) and B (layer 1) cost 0.5 each alone, but together 0.1 (pair -0.9);
   // the alternatives cost 0.3 each. One-layer-at-a-time descent from (alt, alt) never moves.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/visibility.h"
 #include "model/model.h"
 #include "search/core/rng.h"
 #include "search/baselines/static_scores.h"
@@ -15,7 +16,7 @@ namespace bosch::search {
 double window_mass(const float* p, int i, int window, int sinks) {
   double m = 0;
   for (int j = 0; j <= i; ++j)
-    if (i - j < window || j < sinks) m += p[j];
+    if (kernels::sees_key(i, j, window, sinks)) m += p[j];
   return m;
 }
 

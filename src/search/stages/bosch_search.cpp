@@ -185,7 +185,7 @@ SearchResult run_bosch_search(Evaluator& ev, const SearchOptions& opt) {
       stage("ratios", [&] { return ratio_stage(ev, opt, r); });
       // Stage 3.
       stage("groups", [&] {
-        r.groups = run_group_stage(ev, opt, r.ratios, r.bits);
+        r.groups = run_group_stage(ev, opt, r.ratios, r.bits, &r.probe);
         int budget = 0, iterations = 0, accepted = 0, moved = 0, joint = 0;
         for (const auto& g : r.groups)
           budget += g.budget, iterations += g.lns_iterations, accepted += g.accepted, moved += g.moved, joint += g.joint;
@@ -276,6 +276,8 @@ nlohmann::json SearchResult::to_json() const {
                         {"lns_iterations", g.lns_iterations},
                         {"accepted", g.accepted},
                         {"heads_moved", g.moved},
+                        {"coverage_tries", g.coverage_tries},
+                        {"coverage_accepted", g.coverage_accepted},
                         {"marginal_rounds", g.marginal_rounds},
                         {"exhaustive", g.exhaustive},
                         {"joint", g.joint}});

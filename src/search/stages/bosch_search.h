@@ -111,6 +111,7 @@ struct GroupResult {
   int evaluations = 0;      // fresh evaluations charged to this bucket
   int lns_iterations = 0, accepted = 0, marginal_rounds = 0;
   int moved = 0;            // heads made SWA by accepted moves
+  int coverage_tries = 0, coverage_accepted = 0;  // coverage moves (group_stage.cpp)
   bool exhaustive = false;
   bool joint = false;       // the joint phase over every layer (the buckets' totals may change)
 };

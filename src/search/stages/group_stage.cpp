@@ -26,10 +26,21 @@
 // Acceptance: strict improvement only. The marginals (each head flipped alone) are measured at
 // the start and again after a whole cycle of d without improvement; an accepted move updates
 // the moved heads' marginals by sign (their flip back).
+//
+// The coverage move (issue #39, models/default seed 1 at rho 0.75): the LNS above ended with
+// three layers all SWA where the best mask keeps one head full in each; reaching it takes two
+// restorations in different layers plus two conversions at once, and each restoration alone
+// shows no gain (its marginal is near 0), so worst removal never draws them together. Stage 1
+// already says which head of a layer is most needed (the lowest probe head score). So, before
+// the random destroy, once per distinct set of restorations (once per incumbent spent the
+// simulator's budget on repeats: -0.003 of S^ at 0.75): restore that head in each all-SWA layer
+// of the bucket whose probe scores tell its heads apart (at most kCoverageMax, largest gap
+// first), and repair as above. Deterministic: no random draw, so the LNS's stream is unchanged.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <set>
 
 #include "search/stages/stage_steps.h"
 #include "search/core/combinatorics.h"
@@ -57,6 +68,26 @@ HeadBits initial_assignment(const ProbeResult& probe, const std::vector<int>& co
   return bits;
 }
 
+std::vector<int> coverage_restorations(const ProbeResult& probe, const std::vector<int>& layers, const HeadBits& bits,
+                                       int H, int most) {
+  std::vector<std::pair<double, int>> gaps;  // (-gap, flat head): sorted, largest gap first
+  for (int l : layers) {
+    if (l < 0 || static_cast<size_t>(l) >= probe.layers.size()) continue;
+    bool all_swa = true;
+    for (int h = 0; h < H; ++h) all_swa = all_swa && bits[static_cast<size_t>(l) * H + h];
+    const std::vector<double>& sc = probe.layers[static_cast<size_t>(l)].head_scores;
+    if (!all_swa || static_cast<int>(sc.size()) != H) continue;
+    const int lo = static_cast<int>(std::min_element(sc.begin(), sc.end()) - sc.begin());
+    const double hi = *std::max_element(sc.begin(), sc.end());
+    if (!(std::isfinite(sc[lo]) && sc[lo] < hi)) continue;  // the probes cannot tell the heads apart
+    gaps.emplace_back(-(hi - sc[lo]), l * H + lo);
+  }
+  std::stable_sort(gaps.begin(), gaps.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<int> out;
+  for (size_t i = 0; i < gaps.size() && static_cast<int>(i) < most; ++i) out.push_back(gaps[i].second);
+  return out;
+}
+
 int group_budget(const SearchOptions& opt, int heads_in_group) {
   return opt.budget_group > 0 ? opt.budget_group : std::max(64, 4 * heads_in_group);
 }
@@ -82,7 +113,7 @@ int64_t Stage3Budgets::total() const {
 
 namespace {
 
-constexpr int kDestroyMin = 2, kDestroyMax = 8;
+constexpr int kDestroyMin = 2, kDestroyMax = 8, kCoverageMax = 4;
 const double kUnknown = std::numeric_limits<double>::infinity();
 
 // Every assignment of `swa` SWA heads among `heads` (the bucket); keeps the best, strictly.
@@ -102,7 +133,7 @@ void exhaustive_bucket(BudgetedEval& s, const std::vector<int>& heads, int swa, 
 }  // namespace
 
 GroupResult optimise_group(Evaluator& ev, const SearchOptions& opt, const std::vector<int>& layers,
-                           HeadBits& assignment, uint64_t seed) {
+                           HeadBits& assignment, uint64_t seed, const ProbeResult* probe) {
   const int H = ev.n_heads();
   GroupResult g;
   g.layers = layers;
@@ -146,16 +177,23 @@ GroupResult optimise_group(Evaluator& ev, const SearchOptions& opt, const std::v
   const int d_min = std::min(kDestroyMin, d_max);
   const uint64_t limit = static_cast<uint64_t>(repair_limit(opt));
   int d = d_min, misses = 0;
+  std::set<std::vector<int>> coverage_tried;  // each set of restorations is tried once
   while (!s.exhausted()) {
     ++g.lns_iterations;
+    std::vector<int> destroyed;
+    if (probe) {
+      destroyed = coverage_restorations(*probe, layers, assignment, H, std::min(kCoverageMax, full_n));
+      if (!coverage_tried.insert(destroyed).second) destroyed.clear();
+    }
+    const bool coverage = !destroyed.empty();
+    g.coverage_tries += coverage;
     // Destroy: randomised worst removal (rank floor(u^3 * size) of the SWA heads, most helpful
     // restoration first; heads without a marginal last).
     std::vector<int> swa;
     for (int f : heads)
-      if (assignment[f]) swa.push_back(f);
+      if (assignment[f] && std::find(destroyed.begin(), destroyed.end(), f) == destroyed.end()) swa.push_back(f);
     std::stable_sort(swa.begin(), swa.end(), [&](int a, int b) { return marginal[a] < marginal[b]; });
-    std::vector<int> destroyed;
-    for (int i = 0; i < d; ++i) {
+    for (int i = coverage ? d : 0; i < d; ++i) {
       size_t at = swa.size();
       // Related removal: after the first head, a coin decides whether the next comes from a
       // destroyed head's layer (uniformly), so a layer's AND pair (two heads that help only
@@ -187,11 +225,12 @@ GroupResult optimise_group(Evaluator& ev, const SearchOptions& opt, const std::v
       if (!base[f]) pool.push_back(f), cost[f] = assignment[f] ? -marginal[f] : marginal[f];
     std::stable_sort(pool.begin(), pool.end(), [&](int a, int b) { return cost[a] < cost[b]; });
     int m = static_cast<int>(pool.size());
-    while (m > d && n_choose_k_capped(m, d, limit) > limit) --m;
+    const int k = static_cast<int>(destroyed.size());
+    while (m > k && n_choose_k_capped(m, k, limit) > limit) --m;
     pool.resize(static_cast<size_t>(m));
     HeadBits best;
     double best_loss = cur_loss;
-    for (const auto& comb : all_combinations(static_cast<int>(pool.size()), d)) {
+    for (const auto& comb : all_combinations(static_cast<int>(pool.size()), k)) {
       if (s.exhausted()) break;
       HeadBits b = base;
       for (int i : comb) b[pool[i]] = 1;
@@ -207,8 +246,9 @@ GroupResult optimise_group(Evaluator& ev, const SearchOptions& opt, const std::v
       assignment = std::move(best);
       cur_loss = best_loss;
       ++g.accepted;
+      g.coverage_accepted += coverage;
       d = d_min, misses = 0;
-    } else {
+    } else if (!coverage) {
       d = d < d_max ? d + 1 : d_min;
       // A whole cycle of neighbourhood sizes without improvement: the marginals are stale.
       if (++misses == d_max - d_min + 1) measure(), misses = 0;
@@ -220,7 +260,7 @@ GroupResult optimise_group(Evaluator& ev, const SearchOptions& opt, const std::v
 }
 
 std::vector<GroupResult> run_group_stage(Evaluator& ev, const SearchOptions& opt, const RatioAssignment& ratios,
-                                         HeadBits& assignment) {
+                                         HeadBits& assignment, const ProbeResult* probe) {
   const int H = ev.n_heads();
   // Buckets in order of sensitivity, least sensitive (highest ratio, easiest) first; a bucket
   // whose heads are all SWA or all full has nothing to choose. Then the joint phase: every layer
@@ -244,13 +284,13 @@ std::vector<GroupResult> run_group_stage(Evaluator& ev, const SearchOptions& opt
   SearchOptions o = opt;
   for (size_t b = 0; b < buckets.size(); ++b) {
     o.budget_group = budgets.buckets[b];
-    out.push_back(optimise_group(ev, o, buckets[b], assignment, static_cast<uint64_t>(b)));
+    out.push_back(optimise_group(ev, o, buckets[b], assignment, static_cast<uint64_t>(b), probe));
   }
   if (budgets.joint > 0) {  // the buckets' totals may now change: one LNS over every layer
     std::vector<int> all(L);
     std::iota(all.begin(), all.end(), 0);
     o.budget_group = budgets.joint;
-    out.push_back(optimise_group(ev, o, all, assignment, static_cast<uint64_t>(buckets.size())));
+    out.push_back(optimise_group(ev, o, all, assignment, static_cast<uint64_t>(buckets.size()), probe));
     out.back().joint = true;
   }
   ev.set_progress(nullptr);

@@ -41,11 +41,17 @@ struct Stage3Budgets {
 Stage3Budgets stage3_budgets(const SearchOptions& opt, const std::vector<int>& bucket_heads, int all_heads,
                              bool several_buckets);
 // Optimises `assignment` in place, bucket by bucket (ratios.buckets, ratios.counts).
+// `probe` (optional): stage 1's result, whose head scores guide the coverage move.
 std::vector<GroupResult> run_group_stage(Evaluator& ev, const SearchOptions& opt, const RatioAssignment& ratios,
-                                         HeadBits& assignment);
+                                         HeadBits& assignment, const ProbeResult* probe = nullptr);
 // Optimises one bucket: the given layers' SWA heads keep their total, not their layers.
 GroupResult optimise_group(Evaluator& ev, const SearchOptions& opt, const std::vector<int>& layers,
-                           HeadBits& assignment, uint64_t seed);
+                           HeadBits& assignment, uint64_t seed, const ProbeResult* probe = nullptr);
+// The coverage move's restorations: in each of `layers` whose heads are all SWA in `bits`, the
+// head stage 1 found most needed (lowest head score), when its score is below the layer's best;
+// at most `most`, largest gap first (ties: lower layer).
+std::vector<int> coverage_restorations(const ProbeResult& probe, const std::vector<int>& layers, const HeadBits& bits,
+                                       int n_heads, int most);
 
 // Consecutive rejected swaps that end a round.
 int polish_misses_limit(int n_heads);

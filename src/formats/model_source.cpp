@@ -1,0 +1,23 @@
+#include "formats/model_source.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "formats/safetensors.h"
+
+namespace bosch {
+
+SourceKind source_kind(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (is_hf_model_dir(path)) return SourceKind::hf_dir;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return SourceKind::other;
+  char magic[4] = {};
+  std::ifstream f(path, std::ios::binary);
+  f.read(magic, 4);
+  if (f.gcount() == 4 && std::string(magic, 4) == "GGUF") return SourceKind::gguf;
+  const bool named_gguf = path.size() >= 5 && path.compare(path.size() - 5, 5, ".gguf") == 0;
+  return named_gguf ? SourceKind::gguf : SourceKind::other;
+}
+
+}  // namespace bosch
