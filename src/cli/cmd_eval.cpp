@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "formats/model_source.h"
+#include "kernels/dispatch.h"
 #include "masks/mask_file.h"
 #include "model/forward_memory.h"
 #include "model/model.h"
@@ -48,6 +50,7 @@ nlohmann::ordered_json settings_json(const EvalOptions& o, const Model& m, const
   auto [w, s] = plan_window(plan);
   return {{"model", model_path},
           {"model_identity", m.identity()},
+          {"prefill_precision", kernels::bf16_prefill() ? "bf16" : "f32"},  // BOSCH_PRECISION
           {"mask", o.mask},
           {"mask_description", mask_desc},
           {"swa_ratio", plan.swa_ratio()},
@@ -212,8 +215,13 @@ void run_eval(const EvalOptions& o) {
   if (!longbench) parse_niah_suite(o.suite);  // bad suite names fail before loading the model
   if (!longbench) parse_split(o.split), parse_score_mode(o.mode);
   if (!o.sweep.empty()) check(!longbench, "--sweep runs on NIAH (--suite niah[:FAMILIES])");
-  auto m = Model::load(path);
-  auto tok = load_tokenizer(path);
+  std::unique_ptr<Model> m;
+  std::unique_ptr<Tokenizer> tok;
+  {  // opened once for both; dropped after (the model keeps only the mapped bytes)
+    const ModelFile file = ModelFile::open(path, weights_file_hold());
+    m = Model::load(file);
+    tok = load_tokenizer(file);
+  }
   if (!o.sweep.empty()) return run_sweep(o, *m, *tok, path);
   std::string mask_desc;
   AttentionPlan plan = plan_from_mask_arg(o.mask, *m, o.window, o.sinks, &mask_desc);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
+#include "formats/model_source.h"
 #include "masks/model_plan.h"
 #include "model/generate.h"
 #include "model/hybrid_kv_cache.h"
@@ -47,9 +48,16 @@ std::vector<int32_t> parse_ids(const std::string& s) {
 
 void run_generate(const GenerateOptions& o) {
   const std::string path = resolve_model(o.model);
-  auto m = Model::load(path);
+  std::unique_ptr<Model> m;
   std::unique_ptr<Tokenizer> tok;
-  if (o.ids.empty() || !o.print_ids) tok = load_tokenizer(path);
+  std::string desc;
+  AttentionPlan plan;
+  {  // opened once for model, tokenizer and the mask in its metadata; dropped after
+    const ModelFile file = ModelFile::open(path, weights_file_hold());
+    m = Model::load(file);
+    if (o.ids.empty() || !o.print_ids) tok = load_tokenizer(file);
+    plan = plan_for_model(*m, o.mask, o.window, o.sinks, &desc, &file);
+  }
   std::vector<int32_t> prompt;
   if (!o.ids.empty()) {
     prompt = parse_ids(o.ids);
@@ -69,8 +77,6 @@ void run_generate(const GenerateOptions& o) {
       if (tok->is_eog(id)) p.stop_ids.push_back(id);
   std::unique_ptr<StreamDecoder> dec;
   if (tok && !o.print_ids) dec = std::make_unique<StreamDecoder>(*tok);
-  std::string desc;
-  AttentionPlan plan = plan_for_model(*m, o.mask, o.window, o.sinks, &desc);
   // With SWA heads, the hybrid cache keeps only W + S positions for them (real memory saving).
   const int64_t tokens = static_cast<int64_t>(prompt.size()) + p.max_tokens + 1;
   const KvType kv_type = parse_kv_type(o.kv_type);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
+#include "formats/model_source.h"
 #include "kernels/dispatch.h"
 #include "masks/model_plan.h"
 #include "model/hybrid_kv_cache.h"
@@ -27,7 +28,8 @@ std::string human_bytes(double b) {
 
 void run_info(const InfoOptions& o) {
   const FileHold run_hold = weights_file_hold();  // a bad BOSCH_MMAP fails before anything prints
-  auto m = Model::load(resolve_model(o.model), FileHold::Map);  // reads only what it prints
+  const ModelFile file = ModelFile::open(resolve_model(o.model), FileHold::Map);  // reads only what it prints
+  auto m = Model::load(file);
   const auto& c = m->config();
   fmt::print("model        {}\n", m->source());
   fmt::print("architecture {}\n", c.arch);
@@ -68,7 +70,7 @@ void run_info(const InfoOptions& o) {
              c.kv_bytes_per_token() / 2);
   fmt::print("identity     {}\n", m->identity());
   std::string desc;
-  AttentionPlan plan = plan_for_model(*m, o.mask, o.window, o.sinks, &desc);
+  AttentionPlan plan = plan_for_model(*m, o.mask, o.window, o.sinks, &desc, &file);
   if (plan.count_swa() > 0 || !o.mask.empty()) {
     // Exact formula (model/hybrid_kv_cache.h): SWA heads hold at most W + S positions.
     fmt::print("mask         {}\n", desc);

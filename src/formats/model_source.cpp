@@ -3,7 +3,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "formats/gguf.h"
 #include "formats/safetensors.h"
+#include "util/error.h"
 
 namespace bosch {
 
@@ -18,6 +20,17 @@ SourceKind source_kind(const std::string& path) {
   if (f.gcount() == 4 && std::string(magic, 4) == "GGUF") return SourceKind::gguf;
   const bool named_gguf = path.size() >= 5 && path.compare(path.size() - 5, 5, ".gguf") == 0;
   return named_gguf ? SourceKind::gguf : SourceKind::other;
+}
+
+ModelFile ModelFile::open(const std::string& path, FileHold hold) {
+  ModelFile f;
+  f.path = path;
+  f.kind = source_kind(path);
+  f.hold = hold;
+  check(f.kind != SourceKind::other,
+        "'{}' is neither a .gguf file nor a Hugging Face model directory (with config.json)", path);
+  if (f.kind == SourceKind::gguf) f.gguf = std::make_shared<const GGUFFile>(path, hold);
+  return f;
 }
 
 }  // namespace bosch

@@ -103,13 +103,60 @@ const KernelSet& active_kernels() {
   return *g_active.load();
 }
 
-DotBf16x bf16_x_dot() {
-  static const bool cpu_bf16 = [] {
+namespace {
+std::atomic<int> g_precision{-1};  // -1: not read yet
+bool cpu_has_bf16() {
+  static const bool has = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512bf16") != 0;
   }();
+  return has;
+}
+}  // namespace
+
+DotBf16x bf16_x_dot() {
   const KernelSet& s = active_kernels();
-  return cpu_bf16 ? s.dot_row_bf16x : nullptr;
+  return cpu_has_bf16() ? s.dot_row_bf16x : nullptr;
+}
+
+Precision parse_precision(std::string_view v) {
+  if (v == "f32") return Precision::f32;
+  if (v == "bf16") return Precision::bf16;
+  if (v == "int8")
+    fail("BOSCH_PRECISION=int8: the int8 (VNNI/AMX) prefill path is not built yet (issue #44); expected f32 or bf16");
+  fail("BOSCH_PRECISION={}: expected f32 (float32 products, the default) or bf16 (bfloat16 products)", v);
+}
+
+const char* precision_name(Precision p) { return p == Precision::bf16 ? "bf16" : "f32"; }
+
+Precision requested_precision() {
+  int p = g_precision.load(std::memory_order_acquire);
+  if (p < 0) {
+    const char* env = std::getenv("BOSCH_PRECISION");
+    p = static_cast<int>(env && *env ? parse_precision(env) : Precision::f32);
+    g_precision.store(p);
+  }
+  return static_cast<Precision>(p);
+}
+
+void set_prefill_precision(Precision p) { g_precision.store(static_cast<int>(p)); }
+
+bool bf16_prefill_available() {
+  const KernelSet& s = active_kernels();
+  return cpu_has_bf16() && s.gemm_rows_bf16 && s.round_x_bf16;
+}
+
+const KernelSet* bf16_prefill() {
+  if (requested_precision() != Precision::bf16) return nullptr;
+  const KernelSet& s = active_kernels();
+  if (cpu_has_bf16() && s.gemm_rows_bf16 && s.round_x_bf16) return &s;
+  static std::atomic<bool> noted{false};
+  if (!noted.exchange(true))
+    fmt::print(stderr, "note: BOSCH_PRECISION=bf16 needs AVX512_BF16 and the avx512 kernel set ({}{}): "
+                       "prefill runs in float32\n",
+               cpu_has_bf16() ? "this CPU has it, the set in use is " : "this CPU lacks it",
+               cpu_has_bf16() ? s.name : "");
+  return nullptr;
 }
 
 void set_decode_prefetch(bool on) { decode_prefetch_bytes = on ? kDecodePrefetchBytes : 0; }
@@ -121,9 +168,13 @@ bool parse_prefetch_setting(std::string_view v) {
 
 std::string kernels_description() {
   const KernelSet& s = active_kernels();
-  return fmt::format("{} ({}){}{}; decode prefetch {}", s.name, s.features,
+  const bool bf16 = requested_precision() == Precision::bf16 && cpu_has_bf16() && s.gemm_rows_bf16;
+  return fmt::format("{} ({}){}{}; prefill {}; decode prefetch {}", s.name, s.features,
                      bf16_x_dot() ? "; BF16 decode: avx512bf16 dots, x rounded to bf16 as llama.cpp" : "",
                      std::getenv("BOSCH_KERNELS") ? ", forced by BOSCH_KERNELS" : "",
+                     bf16 ? "bf16 (avx512bf16 vdpbf16ps, BOSCH_PRECISION=bf16)"
+                          : requested_precision() == Precision::bf16 ? "f32 (bf16 asked for, not available here)"
+                                                                     : "f32 (BOSCH_PRECISION=bf16 for bfloat16 products)",
                      decode_prefetch_bytes ? fmt::format("{} bytes ahead", decode_prefetch_bytes)
                                            : std::string("off (BOSCH_PREFETCH=0)"));
 }

@@ -52,6 +52,11 @@ struct KernelSet {
   // gemm_kernels.h: rows [r_begin, r_end) of a prefill product (null in a build without AVX2:
   // sgemm on dequantised tiles instead)
   void (*gemm_rows)(const GemmArgs&, int64_t r_begin, int64_t r_end) = nullptr;
+  // gemm_bf16_kernels.h: the same with x and W rounded to bf16 (vdpbf16ps), x rounded once per
+  // product (rows of k rounded up to even); only the AVX-512 set has them, and they run only
+  // where the CPU also has AVX512_BF16: use bf16_prefill(), not these fields.
+  void (*round_x_bf16)(const float* x, int64_t m, int64_t k, uint16_t* xb) = nullptr;
+  void (*gemm_rows_bf16)(const GemmArgs&, const uint16_t* xb, int64_t ldxb, int64_t r_begin, int64_t r_end) = nullptr;
   // ops.cpp: elementwise kernels
   void (*rmsnorm_row)(const float* x, const float* weight, float* out, int dim, float eps) = nullptr;
   void (*swiglu)(const float* gate, const float* up, float* out, int64_t n) = nullptr;
@@ -73,6 +78,25 @@ void select_kernels(std::string_view name);
 // AVX512_BF16, else nullptr (then x stays float32, dot_row).
 using DotBf16x = float (*)(const uint8_t* w, const uint16_t* xb, int64_t k);
 DotBf16x bf16_x_dot();
+
+// The arithmetic of prefill products (every matmul of more than one row; decode keeps its own):
+// f32 = float32 FMAs on the dequantised weights (the reference, and the default: every result
+// in docs/ was made with it); bf16 = x and the weights rounded to bfloat16, products summed in
+// float32 by vdpbf16ps (AVX512_BF16; twice the multiply-adds per instruction). Read from
+// BOSCH_PRECISION at first use (beside BOSCH_KERNELS, which picks the instruction set). "int8"
+// (VNNI/AMX) is not built yet: an error says so.
+enum class Precision { f32, bf16 };
+Precision parse_precision(std::string_view value);  // error names BOSCH_PRECISION
+const char* precision_name(Precision p);
+// The precision asked for (BOSCH_PRECISION, default f32), or the one set_prefill_precision set.
+Precision requested_precision();
+// Replaces it (tests, benches). Not thread-safe against kernels running at the same time.
+void set_prefill_precision(Precision p);
+// The active set when bf16 prefill was asked for and this CPU and set run it, else nullptr (a
+// request this CPU cannot serve prints one note on stderr and runs float32).
+const KernelSet* bf16_prefill();
+// Whether bf16 prefill would run here (the active set and the CPU), whatever was asked for.
+bool bf16_prefill_available();
 // Decode's software prefetch: the dot kernels ask for the line this many bytes ahead of the one
 // they read, 0 = none (the hardware prefetcher alone). Hosts differ: on this project's VM one
 // host decoded 1.5-1.8x faster with it (8B Q8_0 0.54 -> 0.98 of the read bandwidth), an earlier
@@ -87,7 +111,8 @@ bool parse_prefetch_setting(std::string_view value);
 // The kernel set OpenBLAS runs ("SkylakeX", "Haswell", ...). Where it chose a pre-AVX2 set on a
 // CPU it does not know, dispatch.cpp restarts the process with OPENBLAS_CORETYPE set.
 const char* blas_core_name();
-// "avx512 (avx512f, avx512bw, ...)": what `bosch info` and the benches print.
+// "avx512 (avx512f, avx512bw, ...)": what `bosch info` and the benches print (with the prefill
+// precision in use).
 std::string kernels_description();
 
 // Defined in isa_avx2.cpp / isa_avx512.cpp.

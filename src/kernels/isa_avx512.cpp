@@ -2,6 +2,7 @@
 // runs only where dispatch.cpp finds those features; vf16 becomes one zmm register.
 #define BOSCH_ISA avx512
 #include "kernels/isa_kernels.h"
+#include "kernels/gemm_bf16_kernels.h"
 
 namespace bosch::kernels {
 
@@ -35,6 +36,8 @@ namespace {
 
 constexpr KernelSet with_bf16(KernelSet s) {
   s.dot_row_bf16x = &dot_row_bf16x;
+  s.round_x_bf16 = &round_x_to_bf16;
+  s.gemm_rows_bf16 = &gemm_rows_bf16_kernel;
   return s;
 }
 

@@ -8,12 +8,13 @@
 namespace bosch {
 
 AttentionPlan plan_for_model(const Model& m, const std::string& mask_arg, int window, int sinks,
-                             std::string* description) {
+                             std::string* description, const ModelFile* file) {
   if (!mask_arg.empty()) return plan_from_mask_arg(mask_arg, m, window, sinks, description);
   const std::string& src = m.source();
-  if (source_kind(src) == SourceKind::gguf) {
-    GGUFFile f(src);
-    if (auto plan = plan_from_gguf_metadata(f, m.config())) {
+  std::shared_ptr<const GGUFFile> gguf = file ? file->gguf : nullptr;
+  if (!file && source_kind(src) == SourceKind::gguf) gguf = std::make_shared<const GGUFFile>(src);
+  if (gguf) {
+    if (auto plan = plan_from_gguf_metadata(*gguf, m.config())) {
       if (description) *description = "mask from " + src + " metadata: " + plan->summary();
       return *plan;
     }

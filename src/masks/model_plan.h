@@ -5,11 +5,14 @@
 #include <string>
 
 #include "model/attention_plan.h"
+#include "formats/model_source.h"
 #include "model/model.h"
 
 namespace bosch {
 
+// `file`: the model's file opened once (formats/model_source.h); without it a GGUF source is
+// opened again for its metadata.
 AttentionPlan plan_for_model(const Model& m, const std::string& mask_arg, int window, int sinks,
-                             std::string* description = nullptr);
+                             std::string* description = nullptr, const ModelFile* file = nullptr);
 
 }  // namespace bosch

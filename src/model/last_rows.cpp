@@ -1,7 +1,5 @@
 // The search's row mode: the last layer computed only for the rows that are scored (teacher-
 // forced answers sit at the end of a long prompt). Keys and values still come from every row.
-#include "kernels/attention.h"
-#include "kernels/ops.h"
 #include "model/model.h"
 #include "util/error.h"
 
@@ -13,23 +11,7 @@ void Model::forward_last_rows(int l, float* hidden, int n, int row0, const Atten
   check(0 <= l && l < cfg_.n_layers, "bad layer {}", l);
   check(0 <= row0 && row0 < n, "forward_last_rows: first row {} outside [0, {})", row0, n);
   Workspace local;
-  Workspace& w = ws ? *ws : local;
-  const int d = cfg_.d_model, qdim = cfg_.n_heads * cfg_.head_dim, kvdim = cfg_.n_kv_heads * cfg_.head_dim;
-  const int nq = n - row0;  // rows whose output is computed
-  float* xn = Workspace::grow(w.xn, static_cast<size_t>(n) * d);
-  float* p[4];  // q, k, v, att; the MLP reuses their buffer (workspace.h)
-  const size_t q_n = static_cast<size_t>(nq) * qdim, kv_n = static_cast<size_t>(n) * kvdim;
-  w.layer_rows({q_n, kv_n, kv_n, q_n}, p);
-  float *q = p[0], *k = p[1], *v = p[2], *att = p[3];
-  float* out = hidden + static_cast<size_t>(row0) * d;
-
-  rmsnorm(hidden, w_.layers[l].attn_norm.data(), xn, n, d, static_cast<float>(cfg_.norm_eps));
-  project_q(l, xn + static_cast<size_t>(row0) * d, nq, row0, q);
-  project_kv(l, xn, n, 0, k, v);
-  attention(dense_attention_args(q, k, v, att, nq, row0, cfg_.n_heads, cfg_.n_kv_heads, cfg_.head_dim,
-                                 plan.windows(l), plan.sinks_of(l)));
-  matmul_nt(att, mats_.layers[l].wo.v, out, nq, /*accumulate=*/true);
-  mlp(l, out, nq, w);
+  layer(l, hidden, n, 0, plan, nullptr, ws ? *ws : local, row0);  // the one layer body, rows row0.. only
 }
 
 double Model::layer_share_of_rows(int n, int row0) const {

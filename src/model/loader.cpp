@@ -95,8 +95,8 @@ struct GGUFLoader {
   }
 };
 
-std::unique_ptr<Model> load_gguf(const std::string& path, FileHold hold) {
-  const GGUFFile f(path, hold);
+std::unique_ptr<Model> load_gguf(const GGUFFile& f) {
+  const std::string& path = f.path();
   GGUFLoader g{f, f.get_string("general.architecture")};
   ModelConfig c;
   c.arch = g.arch;
@@ -345,12 +345,13 @@ std::unique_ptr<Model> load_hf(const std::string& dir, FileHold hold) {
 }  // namespace
 
 std::unique_ptr<Model> Model::load(const std::string& path, FileHold hold) {
-  switch (source_kind(path)) {
-    case SourceKind::hf_dir: return load_hf(path, hold);
-    case SourceKind::gguf: return load_gguf(path, hold);
-    case SourceKind::other: break;
-  }
-  fail("'{}' is neither a .gguf file nor a Hugging Face model directory (with config.json)", path);
+  return load(ModelFile::open(path, hold));
+}
+
+std::unique_ptr<Model> Model::load(const ModelFile& file) {
+  if (file.kind == SourceKind::hf_dir) return load_hf(file.path, file.hold);
+  check(file.kind == SourceKind::gguf && file.gguf, "'{}': not an opened model file", file.path);
+  return load_gguf(*file.gguf);
 }
 
 }  // namespace bosch

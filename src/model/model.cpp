@@ -227,28 +227,36 @@ void Model::mlp(int l, float* hidden, int n, Workspace& ws) const {
 }
 
 void Model::layer(int l, float* hidden, int n, int64_t pos0, const AttentionPlan& plan, KVStore* cache,
-                  Workspace& ws) const {
+                  Workspace& ws, int row0) const {
   const int d = cfg_.d_model, qdim = cfg_.n_heads * cfg_.head_dim, kvdim = cfg_.n_kv_heads * cfg_.head_dim;
+  const int nq = n - row0;  // rows whose output is computed
   float* xn = Workspace::grow(ws.xn, static_cast<size_t>(n) * d);
   float* p[4];  // q, k, v, att; the MLP reuses their buffer (workspace.h)
-  const size_t nq = static_cast<size_t>(n) * qdim, nkv = static_cast<size_t>(n) * kvdim;
-  ws.layer_rows({nq, nkv, nkv, nq}, p);
+  const size_t q_n = static_cast<size_t>(nq) * qdim, kv_n = static_cast<size_t>(n) * kvdim;
+  ws.layer_rows({q_n, kv_n, kv_n, q_n}, p);
   float *q = p[0], *k = p[1], *v = p[2], *att = p[3];
+  float* out = hidden + static_cast<size_t>(row0) * d;
 
   // attention
   rmsnorm(hidden, w_.layers[l].attn_norm.data(), xn, n, d, static_cast<float>(cfg_.norm_eps));
-  project_qkv(l, xn, n, pos0, q, k, v);
+  if (row0 == 0) {
+    project_qkv(l, xn, n, pos0, q, k, v);
+  } else {
+    project_q(l, xn + static_cast<size_t>(row0) * d, nq, pos0 + row0, q);
+    project_kv(l, xn, n, pos0, k, v);
+  }
   if (cache) {
+    check(row0 == 0, "a forward with a KV cache computes every row");
     cache->attend(l, q, k, v, att, n, pos0);
   } else {
     check(pos0 == 0, "forward without a KV cache must start at position 0, got {}", pos0);
-    attention(dense_attention_args(q, k, v, att, n, 0, cfg_.n_heads, cfg_.n_kv_heads, cfg_.head_dim,
+    attention(dense_attention_args(q, k, v, att, nq, row0, cfg_.n_heads, cfg_.n_kv_heads, cfg_.head_dim,
                                    plan.windows(l), plan.sinks_of(l)));
   }
-  matmul_nt(att, mats_.layers[l].wo.v, hidden, n, /*accumulate=*/true);
+  matmul_nt(att, mats_.layers[l].wo.v, out, nq, /*accumulate=*/true);
 
   // feed-forward
-  mlp(l, hidden, n, ws);
+  mlp(l, out, nq, ws);
 }
 
 void Model::check_plan(const AttentionPlan& plan) const {

@@ -18,12 +18,16 @@
 namespace bosch {
 
 class KVStore;
+struct ModelFile;
 
 class Model {
  public:
   // MODEL is a .gguf file or a Hugging Face directory (config.json + safetensors).
   // hold: how the weight files are kept (util/file_bytes.h); `bosch info` maps, runs copy.
   static std::unique_ptr<Model> load(const std::string& path, FileHold hold = weights_file_hold());
+  // From a file opened once (formats/model_source.h), which the caller also hands to the
+  // tokenizer and mask readers.
+  static std::unique_ptr<Model> load(const ModelFile& file);
   // From float32 weights (random models, tests): the matrices are F32 views of `w`.
   Model(ModelConfig cfg, ModelWeights w, std::string source);
   // From weights in their stored type: `small` holds the norms and biases (float32), its
@@ -93,9 +97,11 @@ class Model {
   double linear_flops(int n, int lm_rows) const;
 
  private:
-  // One decoder layer on hidden[n, d]: x += attention(norm(x)); x += mlp(norm(x)).
+  // One decoder layer on hidden[n, d]: x += attention(norm(x)); x += mlp(norm(x)). The one layer
+  // body: with row0 > 0 (forward_last_rows: no cache, pos0 0) only rows row0.. get an output,
+  // their keys and values still coming from every row.
   void layer(int l, float* hidden, int n, int64_t pos0, const AttentionPlan& plan, KVStore* cache,
-             Workspace& ws) const;
+             Workspace& ws, int row0 = 0) const;
   void check_plan(const AttentionPlan& plan) const;  // Error unless it has this model's shape
   // q [n, n_heads*hd] of normed rows xn at positions pos0..; k, v likewise (bias, q/k norm, RoPE).
   void project_q(int l, const float* xn, int n, int64_t pos0, float* q) const;

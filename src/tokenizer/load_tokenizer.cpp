@@ -26,4 +26,9 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
   return load_tokenizer_json(path);
 }
 
+std::unique_ptr<Tokenizer> load_tokenizer(const ModelFile& file) {
+  if (file.gguf) return load_tokenizer_from_gguf(*file.gguf);
+  return load_tokenizer(file.path);  // a model directory: its tokenizer.json
+}
+
 }  // namespace bosch

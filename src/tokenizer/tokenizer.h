@@ -10,6 +10,7 @@
 namespace bosch {
 
 class GGUFFile;
+struct ModelFile;
 
 class Tokenizer {
  public:
@@ -69,6 +70,9 @@ class StreamDecoder {
 };
 
 std::unique_ptr<Tokenizer> load_tokenizer_from_gguf(const GGUFFile& gguf);
+// The tokenizer of a model file opened once (formats/model_source.h): the GGUF's vocabulary, or
+// the Hugging Face directory's tokenizer.json.
+std::unique_ptr<Tokenizer> load_tokenizer(const ModelFile& file);
 // Reads a tokenizer.json; a tokenizer_config.json next to it (when present) gives
 // bos/eos/add_bos_token/chat_template.
 std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& tokenizer_json_path);

@@ -24,6 +24,8 @@ avx512 = re.compile(r"%zmm|%k[1-7]\b|%[xy]mm(1[6-9]|2[0-9]|3[01])\b|"
                     r"vpmovm2|vrndscale|vgetexp|vgetmant|vscalef|vfixupimm|vrange|vreduce|vpro[lr]|"
                     r"vcvtne2ps2bf16|vcvtneps2bf16|vdpbf16ps|vpdpbusd|vpdpwssd|valign[dq]|vpconflict|vplzcnt)")
 bf16 = re.compile(r"\b(vcvtne2ps2bf16|vcvtneps2bf16|vdpbf16ps)\b")
+# dispatch.h: dot_row_bf16x (decode), round_x_bf16 and gemm_rows_bf16 (gemm_bf16_kernels.h, prefill)
+BF16_KERNELS = ("dot_row_bf16x", "round_x_to_bf16", "gemm_rows_bf16_kernel", "gemm_micro_bf16")
 func = re.compile(r"^[0-9a-f]+ <(.*)>:$")
 out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-C", binary], check=True,
                      capture_output=True, text=True).stdout
@@ -36,9 +38,9 @@ for line in out.splitlines():
     if "\t" not in line or not avx512.search(line):
         continue
     # The set's table is looked at before dispatch knows the CPU: it must hold no AVX-512 code.
-    # AVX512_BF16 is beyond x86-64-v4: only the kernel that bf16_x_dot() hands out (after it has
-    # checked the CPU) may hold it.
-    if bf16.search(line) and "dot_row_bf16x" not in name:
+    # AVX512_BF16 is beyond x86-64-v4: only the kernels that bf16_x_dot() and bf16_prefill()
+    # hand out (after they have checked the CPU) may hold it.
+    if bf16.search(line) and not ("::avx512::" in name and any(k in name for k in BF16_KERNELS)):
         bad.setdefault(name, line.strip())
     elif "::avx512::" in name and "kernel_set" not in name:
         allowed_zmm += "%zmm" in line

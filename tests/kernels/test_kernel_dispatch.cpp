@@ -159,3 +159,25 @@ TEST(KernelDispatch, Bf16xDotEqualsTheExactProducts) {
   EXPECT_EQ(f32_to_bf16(1.0f + 0x1p-8f), f32_to_bf16(1.0f));              // a tie rounds to even (down)
   EXPECT_EQ(f32_to_bf16(1.0f + 3 * 0x1p-8f), f32_to_bf16(1.0f + 0x1p-6f));  // a tie rounds to even (up)
 }
+
+TEST(KernelDispatch, PrecisionNamesAndErrors) {
+  EXPECT_EQ(kernels::parse_precision("f32"), kernels::Precision::f32);
+  EXPECT_EQ(kernels::parse_precision("bf16"), kernels::Precision::bf16);
+  for (const char* bad : {"int8", "fp32", ""}) {
+    try {
+      kernels::parse_precision(bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("BOSCH_PRECISION"), std::string::npos) << e.what();
+      if (std::string(bad) == "int8") {
+        EXPECT_NE(std::string(e.what()).find("not built yet"), std::string::npos);
+      }
+    }
+  }
+  // Asked for where it cannot run (the avx2 set has no bf16 product): float32, with a note.
+  tests::UseSet use(kernels::avx2_kernel_set());
+  kernels::set_prefill_precision(kernels::Precision::bf16);
+  EXPECT_EQ(kernels::bf16_prefill(), nullptr);
+  EXPECT_NE(kernels::kernels_description().find("prefill f32"), std::string::npos) << kernels::kernels_description();
+  kernels::set_prefill_precision(kernels::Precision::f32);
+}

@@ -176,6 +176,65 @@ TEST(QMatmul, PrefillProductEqualsReferenceForEveryTypeAndSet) {
   }
 }
 
+// BOSCH_PRECISION=bf16 (gemm_bf16_kernels.h): against a reference that rounds x and the
+// dequantised weights to bf16 and sums in double (float32 accumulation error only), against the
+// float32 reference within the two roundings (unit roundoff 2^-8 each: 2^-7 of sum |w x|), and bit-identical
+// whatever the token count or the thread count.
+TEST(QMatmul, Bf16PrefillEqualsItsReferenceForEveryType) {
+  const kernels::KernelSet& avx512 = kernels::avx512_kernel_set();
+  __builtin_cpu_init();
+  if (!kernels::cpu_runs(avx512) || !__builtin_cpu_supports("avx512bf16")) {
+    std::printf("SKIPPED bf16 prefill: this CPU lacks AVX512_BF16 (built, not run)\n");
+    return;
+  }
+  tests::UseSet use(avx512);
+  struct Bf16 {
+    Bf16() { kernels::set_prefill_precision(kernels::Precision::bf16); }
+    ~Bf16() { kernels::set_prefill_precision(kernels::Precision::f32); }
+  } bf16;
+  ASSERT_NE(kernels::bf16_prefill(), nullptr);
+  const int threads = num_threads();
+  auto round = [](float v) { return bf16_to_f32(f32_to_bf16(v)); };
+  for (DType t : kTypes)
+    for (int64_t k : dtype_block(t) == 1 ? std::vector<int64_t>{1001, 5}
+                     : dtype_block(t) == 32 ? std::vector<int64_t>{544}
+                                             : std::vector<int64_t>{768}) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + " k=" + std::to_string(k));
+      const int64_t n = 165;
+      const auto bytes = random_matrix(t, n, k, 41);
+      const WeightView w{t, bytes.data(), n, k};
+      const int m = 25;
+      const auto x = random_x(static_cast<size_t>(m * k), 42);
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      std::vector<float> f32(static_cast<size_t>(m * n)), got(f32.size(), nan), acc(f32.size(), 0.5f);
+      matmul_nt_reference(x.data(), w, f32.data(), m);
+      matmul_nt(x.data(), w, got.data(), m);
+      matmul_nt(x.data(), w, acc.data(), m, /*accumulate=*/true);
+      std::vector<float> row(static_cast<size_t>(k));
+      for (int64_t r = 0; r < n; ++r) {
+        get_row(w, r, row.data());
+        for (int i = 0; i < m; ++i) {
+          double want = 0, mag = 0;
+          for (int64_t l = 0; l < k; ++l) {
+            want += static_cast<double>(round(row[l])) * round(x[i * k + l]);
+            mag += std::fabs(static_cast<double>(row[l]) * x[i * k + l]);
+          }
+          const size_t j = static_cast<size_t>(i * n + r);
+          ASSERT_NEAR(got[j], want, 1e-6 * mag + 1e-7) << "token " << i << " row " << r;
+          ASSERT_NEAR(acc[j], want + 0.5, 1e-6 * mag + 2e-7) << "token " << i << " row " << r;
+          ASSERT_NEAR(got[j], f32[j], std::ldexp(mag, -7) + 1e-7) << "token " << i << " row " << r;
+        }
+      }
+      std::vector<float> two(static_cast<size_t>(2 * n), nan), one_thread(got.size(), nan);
+      matmul_nt(x.data() + 7 * k, w, two.data(), 2);  // tokens 7 and 8 alone
+      ASSERT_EQ(std::memcmp(two.data(), got.data() + 7 * n, two.size() * 4), 0);
+      set_num_threads(1);
+      matmul_nt(x.data(), w, one_thread.data(), m);
+      set_num_threads(threads);
+      ASSERT_EQ(std::memcmp(one_thread.data(), got.data(), got.size() * 4), 0);
+    }
+}
+
 TEST(QMatmul, GetRowIsTheDequantisedRow) {
   for (DType t : kTypes) {
     SCOPED_TRACE(dtype_name(t));

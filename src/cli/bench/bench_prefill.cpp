@@ -1,6 +1,7 @@
 // `bosch bench prefill [MODEL] --tokens N`: prefill tokens/s, achieved GFLOP/s of the linear
-// layers beside this machine's sgemm GFLOP/s measured in the same run, and the attention time
-// of an all-SWA layer against a full layer (n = 8192, W = 512 by default).
+// layers beside this machine's sgemm GFLOP/s measured in the same run, the same for the bf16
+// path (BOSCH_PRECISION=bf16) where the CPU has AVX512_BF16, and the attention time of an
+// all-SWA layer against a full layer (n = 8192, W = 512 by default).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include "cli/command.h"
 #include "kernels/attention.h"
+#include "kernels/dispatch.h"
 #include "kernels/ops.h"
 #include "kernels/qmatmul.h"
 #include "kernels/sgemm_peak.h"
@@ -39,6 +41,9 @@ void run(const PrefillOptions& o) {
   auto m = Model::load(resolve_model(o.model));
   const auto& c = m->config();
   const int n = o.tokens;
+  // The float32 path first, whatever BOSCH_PRECISION says; the bf16 path below, in the same run.
+  const kernels::Precision asked = kernels::requested_precision();
+  kernels::set_prefill_precision(kernels::Precision::f32);
   std::vector<int32_t> ids(n);
   for (int i = 0; i < n; ++i) ids[i] = (i * 7919 + 13) % c.vocab_size;
   auto plan = m->full_plan();
@@ -96,6 +101,7 @@ void run(const PrefillOptions& o) {
   double linear_gflops = m->linear_flops(n, 0) / t_linear / 1e9;
 
   fmt::print("model {}: {} layers, d={}, {} tokens\n", m->source(), c.n_layers, d, n);
+  fmt::print("kernels            {}\n", kernels::kernels_description());
   fmt::print("prefill            {:10.1f} tokens/s   ({:.3f} s)\n", n / t_prefill, t_prefill);
   fmt::print("linear layers      {:10.1f} GFLOP/s    ({:.3f} s, {:.1f}% of the prefill time)\n", linear_gflops,
              t_linear, 100 * t_linear / t_prefill);
@@ -104,6 +110,35 @@ void run(const PrefillOptions& o) {
   fmt::print("paired median      {:10.1f} %          (each pass over the peak measured right after it: {} pairs, "
              "{:.1f}-{:.1f}%)\n",
              100 * paired_median, paired.size(), 100 * paired.front(), 100 * paired.back());
+
+  // The bf16 path (BOSCH_PRECISION=bf16) in the same run, where this CPU has it: the model's
+  // prefill and linear layers, and the path's own peak: its product on 2048 x 2048 float32
+  // weights and 2048 tokens (packing included, as the sgemm peak includes OpenBLAS's): BF16
+  // weights, read at half float32's bytes.
+  if (kernels::bf16_prefill_available()) {
+    kernels::set_prefill_precision(kernels::Precision::bf16);
+    prefill(), linear();  // warm-up
+    const double t_prefill_bf16 = best_seconds(o.repeats, prefill), t_linear_bf16 = best_seconds(o.repeats, linear);
+    constexpr int kPeak = 2048;
+    std::vector<uint16_t> wp(static_cast<size_t>(kPeak) * kPeak);
+    std::vector<float> xp(wp.size()), yp(wp.size());
+    for (size_t i = 0; i < wp.size(); ++i) wp[i] = f32_to_bf16(std::sin(0.003f * i)), xp[i] = std::cos(0.007f * i);
+    const WeightView wv{DType::BF16, reinterpret_cast<const uint8_t*>(wp.data()), kPeak, kPeak};
+    matmul_nt(xp.data(), wv, yp.data(), kPeak);
+    const double bf16_peak = 2.0 * kPeak * kPeak * kPeak / best_seconds(o.repeats, [&] {
+      matmul_nt(xp.data(), wv, yp.data(), kPeak);
+    }) / 1e9;
+    kernels::set_prefill_precision(kernels::Precision::f32);
+    const double linear_bf16 = m->linear_flops(n, 0) / t_linear_bf16 / 1e9;
+    fmt::print("bf16 prefill       {:10.1f} tokens/s   ({:.2f}x the float32 prefill above, same run)\n",
+               n / t_prefill_bf16, t_prefill / t_prefill_bf16);
+    fmt::print("bf16 linear layers {:10.1f} GFLOP/s    ({:.2f}x float32's; {:.1f}% of the sgemm peak)\n", linear_bf16,
+               linear_bf16 / linear_gflops, 100 * linear_bf16 / peak);
+    fmt::print("bf16 2048^3 product{:10.1f} GFLOP/s    (the path alone, BF16 weights, {} x {} x {}; linear / it: {:.1f}%)\n", bf16_peak,
+               kPeak, kPeak, kPeak, 100 * linear_bf16 / bf16_peak);
+  } else {
+    fmt::print("bf16 prefill       not available here ({})\n", kernels::kernels_description());
+  }
 
   // One layer's attention at long context: all heads full vs all heads SWA.
   const int an = o.attn_n, hd = c.head_dim, nh = c.n_heads, nkv = c.n_kv_heads;
@@ -123,6 +158,7 @@ void run(const PrefillOptions& o) {
   fmt::print("attention n={} ({} q / {} kv heads, hd {}): full {:.3f} s ({:.1f} GFLOP/s), SWA W={} S={} {:.3f} s\n", an,
              nh, nkv, hd, t_full, attn_flops / t_full / 1e9, o.window, o.sinks, t_swa);
   fmt::print("SWA / full time    {:10.3f}            (goal <= 0.2)\n", t_swa / t_full);
+  kernels::set_prefill_precision(asked);
 }
 
 BenchRegistrar reg("prefill", "prefill speed, linear-layer GFLOP/s vs sgemm peak, SWA vs full attention",

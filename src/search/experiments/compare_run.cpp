@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/dispatch.h"
 #include "masks/mask_file.h"
 #include "search/baselines/baseline.h"
 #include "search/core/memo_objective.h"
@@ -125,6 +126,7 @@ void run_compare(const CompareRunOptions& o) {
                    {"test_depths", o.test_depths},
                    {"test_samples_per_cell", o.test_samples},
                    {"seed", o.exp.seed},
+                   {"prefill_precision", kernels::bf16_prefill() ? "bf16" : "f32"},  // BOSCH_PRECISION
                    {"search", search.to_json()},
                    {"alpha", o.alpha}};
   if (mpi::rank() != 0) return;  // the other ranks hold the same results; rank 0 alone writes

@@ -1,5 +1,6 @@
 #include "search/experiments/experiment.h"
 
+#include "formats/model_source.h"
 #include "model/forward_memory.h"
 
 #include <algorithm>
@@ -68,8 +69,11 @@ Experiment make_experiment(const ExperimentOptions& o, const ObjectiveSpec& spec
     return e;
   }
   // Without calibration nothing runs the model here: map it (no copy of the whole file).
-  e.model = Model::load(o.model, need_calibration ? weights_file_hold() : FileHold::Map);
-  e.tokenizer = load_tokenizer(o.model);
+  {  // opened once for both; dropped after (the model keeps only the mapped bytes)
+    const ModelFile file = ModelFile::open(o.model, need_calibration ? weights_file_hold() : FileHold::Map);
+    e.model = Model::load(file);
+    e.tokenizer = load_tokenizer(file);
+  }
   e.info = mask_model_info(*e.model);
   mo.cache_bytes = static_cast<int64_t>(o.cache_gb * (1 << 30));
   if (!need_calibration) return e;
