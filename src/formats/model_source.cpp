@@ -23,6 +23,9 @@ SourceKind source_kind(const std::string& path) {
 }
 
 ModelFile ModelFile::open(const std::string& path, FileHold hold) {
+  std::error_code ec;
+  check(std::filesystem::exists(path, ec),
+        "'{}': no such file or directory (expected a .gguf file or a Hugging Face model directory)", path);
   ModelFile f;
   f.path = path;
   f.kind = source_kind(path);

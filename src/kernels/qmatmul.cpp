@@ -112,19 +112,22 @@ namespace {
 
 thread_local std::vector<uint16_t> x_bf16_rows;  // bf16 prefill: x rounded once per product
 
-// The bf16 prefill product (gemm_bf16_kernels.h): x rounded to bf16 once, by every thread on its
-// share of the tokens, then each thread its rows of W.
-void matmul_nt_bf16(const kernels::KernelSet& s, const float* x, const WeightView& w, float* y, int m,
+// The bf16 prefill products (gemm_bf16_kernels.h): x rounded to bf16 once, by every thread on
+// its share of the tokens (products that share x share it), then each thread its rows of each W.
+void matmul_nt_bf16(const kernels::KernelSet& s, const float* x, const Product* ps, size_t np, int m,
                     bool accumulate) {
-  const int64_t k = w.cols, ld = k + (k & 1);
+  const int64_t k = ps[0].w.cols, ld = k + (k & 1);
   std::vector<uint16_t>& xb = x_bf16_rows;
   xb.resize(static_cast<size_t>(m) * static_cast<size_t>(ld));
   uint16_t* xbp = xb.data();
   parallel_for(static_cast<size_t>(m), [&](size_t b, size_t e) {
     s.round_x_bf16(x + static_cast<int64_t>(b) * k, static_cast<int64_t>(e - b), k, xbp + static_cast<int64_t>(b) * ld);
   });
-  const kernels::GemmArgs args{w.type, w.row(0), k, x, m, y, w.rows, accumulate};
-  kernels::split_rows(w.rows, [&](int64_t r_begin, int64_t r_end) { s.gemm_rows_bf16(args, xbp, ld, r_begin, r_end); });
+  for (size_t i = 0; i < np; ++i) {
+    const WeightView& w = ps[i].w;
+    const kernels::GemmArgs args{w.type, w.row(0), k, x, m, ps[i].y, w.rows, accumulate};
+    kernels::split_rows(w.rows, [&](int64_t r_begin, int64_t r_end) { s.gemm_rows_bf16(args, xbp, ld, r_begin, r_end); });
+  }
 }
 
 }  // namespace
@@ -133,7 +136,10 @@ void matmul_nt(const float* x, const WeightView& w, float* y, int m, bool accumu
   check(w.rows >= 0 && w.cols >= 0 && m >= 0, "matmul_nt: bad shape m={} rows={} cols={}", m, w.rows, w.cols);
   const int n = static_cast<int>(w.rows), k = static_cast<int>(w.cols);
   if (m > 1 && n > 0 && k > 0)
-    if (const kernels::KernelSet* s = kernels::bf16_prefill()) return matmul_nt_bf16(*s, x, w, y, m, accumulate);
+    if (const kernels::KernelSet* s = kernels::bf16_prefill()) {
+      const Product p{w, y};
+      return matmul_nt_bf16(*s, x, &p, 1, m, accumulate);
+    }
   if (w.type == DType::F32) return matmul_nt(x, static_cast<const float*>(w.data), y, m, n, k, accumulate);
   if (m == 0 || n == 0) return;
   if (k == 0) {  // empty sums
@@ -176,6 +182,8 @@ void matmul_nt_shared_x(const float* x, std::initializer_list<Product> products,
     fuse = fuse && w.type != DType::F32;
   }
   if (!fuse) {
+    const kernels::KernelSet* bf16 = m > 1 && ps[0].w.cols > 0 ? kernels::bf16_prefill() : nullptr;
+    if (bf16) return matmul_nt_bf16(*bf16, x, ps, np, m, /*accumulate=*/false);  // x rounded once
     for (const Product& p : products) matmul_nt(x, p.w, p.y, m);
     return;
   }

@@ -17,7 +17,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "kernels/dispatch.h"
+#include "../kernels/use_kernel_set.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
 #include "../test_support.h"
@@ -85,11 +85,7 @@ TEST_P(QuantLogits, MatchLlamaCpp) {
 // BOSCH_PRECISION=bf16 (issue #44's numerics contract): prefill logits against this file's
 // float32 prefill and llama.cpp's native logits; the argmax agrees at >= 99% of the positions.
 TEST_P(QuantLogits, Bf16PrefillAgreesWithFloat32) {
-  __builtin_cpu_init();
-  if (!kernels::cpu_runs(kernels::avx512_kernel_set()) || !__builtin_cpu_supports("avx512bf16")) {
-    std::printf("SKIPPED bf16 prefill: this CPU lacks AVX512_BF16 (built, not run)\n");
-    return;
-  }
+  if (const std::string why = tests::bf16_prefill_missing(); !why.empty()) GTEST_SKIP() << why;
   const std::string base = kDir + "/tiny-llama-" + GetParam();
   auto m = Model::load(base + ".gguf");
   const int V = m->config().vocab_size;
@@ -97,10 +93,16 @@ TEST_P(QuantLogits, Bf16PrefillAgreesWithFloat32) {
   int agree = 0, positions = 0;
   for (size_t s = 0; s < 2; ++s) {
     const auto tokens = native["sequences"][s]["tokens"].get<std::vector<int32_t>>();
-    const std::vector<float> f32 = m->forward_all(tokens, m->full_plan());
-    kernels::set_prefill_precision(kernels::Precision::bf16);
-    const std::vector<float> bf16 = m->forward_all(tokens, m->full_plan());
-    kernels::set_prefill_precision(kernels::Precision::f32);
+    std::vector<float> f32, bf16;
+    {
+      tests::UsePrecision p(kernels::Precision::f32);
+      f32 = m->forward_all(tokens, m->full_plan());
+    }
+    {
+      tests::UsePrecision p(kernels::Precision::bf16);
+      ASSERT_NE(kernels::bf16_prefill(), nullptr);
+      bf16 = m->forward_all(tokens, m->full_plan());
+    }
     double d = 0;
     for (size_t i = 0; i < f32.size(); ++i) d = std::max(d, static_cast<double>(std::fabs(f32[i] - bf16[i])));
     for (size_t t = 0; t < tokens.size(); ++t, ++positions) {

@@ -25,7 +25,8 @@ avx512 = re.compile(r"%zmm|%k[1-7]\b|%[xy]mm(1[6-9]|2[0-9]|3[01])\b|"
                     r"vcvtne2ps2bf16|vcvtneps2bf16|vdpbf16ps|vpdpbusd|vpdpwssd|valign[dq]|vpconflict|vplzcnt)")
 bf16 = re.compile(r"\b(vcvtne2ps2bf16|vcvtneps2bf16|vdpbf16ps)\b")
 # dispatch.h: dot_row_bf16x (decode), round_x_bf16 and gemm_rows_bf16 (gemm_bf16_kernels.h, prefill)
-BF16_KERNELS = ("dot_row_bf16x", "round_x_to_bf16", "gemm_rows_bf16_kernel", "gemm_micro_bf16")
+BF16_KERNELS = ("dot_row_bf16x", "round_x_to_bf16", "round_to_bf16", "panel_to_bf16", "gemm_rows_bf16_kernel",
+                "gemm_micro_bf16")
 func = re.compile(r"^[0-9a-f]+ <(.*)>:$")
 out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-C", binary], check=True,
                      capture_output=True, text=True).stdout

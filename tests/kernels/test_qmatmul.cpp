@@ -181,17 +181,11 @@ TEST(QMatmul, PrefillProductEqualsReferenceForEveryTypeAndSet) {
 // float32 reference within the two roundings (unit roundoff 2^-8 each: 2^-7 of sum |w x|), and bit-identical
 // whatever the token count or the thread count.
 TEST(QMatmul, Bf16PrefillEqualsItsReferenceForEveryType) {
-  const kernels::KernelSet& avx512 = kernels::avx512_kernel_set();
   __builtin_cpu_init();
-  if (!kernels::cpu_runs(avx512) || !__builtin_cpu_supports("avx512bf16")) {
-    std::printf("SKIPPED bf16 prefill: this CPU lacks AVX512_BF16 (built, not run)\n");
-    return;
-  }
-  tests::UseSet use(avx512);
-  struct Bf16 {
-    Bf16() { kernels::set_prefill_precision(kernels::Precision::bf16); }
-    ~Bf16() { kernels::set_prefill_precision(kernels::Precision::f32); }
-  } bf16;
+  if (!kernels::cpu_runs(kernels::avx512_kernel_set()) || !__builtin_cpu_supports("avx512bf16"))
+    GTEST_SKIP() << "this CPU lacks AVX512_BF16 (the bf16 prefill is built, not run)";
+  tests::UseSet use(kernels::avx512_kernel_set());
+  tests::UsePrecision bf16(kernels::Precision::bf16);
   ASSERT_NE(kernels::bf16_prefill(), nullptr);
   const int threads = num_threads();
   auto round = [](float v) { return bf16_to_f32(f32_to_bf16(v)); };
@@ -232,6 +226,11 @@ TEST(QMatmul, Bf16PrefillEqualsItsReferenceForEveryType) {
       matmul_nt(x.data(), w, one_thread.data(), m);
       set_num_threads(threads);
       ASSERT_EQ(std::memcmp(one_thread.data(), got.data(), got.size() * 4), 0);
+      // Products sharing x (q/k/v, gate/up) round x once: the same bits as one at a time.
+      std::vector<float> s1(got.size(), nan), s2(got.size(), nan);
+      matmul_nt_shared_x(x.data(), {{w, s1.data()}, {w, s2.data()}}, m);
+      ASSERT_EQ(std::memcmp(s1.data(), got.data(), got.size() * 4), 0);
+      ASSERT_EQ(std::memcmp(s2.data(), got.data(), got.size() * 4), 0);
     }
 }
 
