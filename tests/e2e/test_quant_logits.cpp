@@ -93,16 +93,7 @@ TEST_P(QuantLogits, Bf16PrefillAgreesWithFloat32) {
   int agree = 0, positions = 0;
   for (size_t s = 0; s < 2; ++s) {
     const auto tokens = native["sequences"][s]["tokens"].get<std::vector<int32_t>>();
-    std::vector<float> f32, bf16;
-    {
-      tests::UsePrecision p(kernels::Precision::f32);
-      f32 = m->forward_all(tokens, m->full_plan());
-    }
-    {
-      tests::UsePrecision p(kernels::Precision::bf16);
-      ASSERT_NE(kernels::bf16_prefill(), nullptr);
-      bf16 = m->forward_all(tokens, m->full_plan());
-    }
+    const auto [f32, bf16] = tests::f32_and_bf16_logits(*m, tokens);
     double d = 0;
     for (size_t i = 0; i < f32.size(); ++i) d = std::max(d, static_cast<double>(std::fabs(f32[i] - bf16[i])));
     for (size_t t = 0; t < tokens.size(); ++t, ++positions) {

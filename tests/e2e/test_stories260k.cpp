@@ -81,16 +81,7 @@ TEST(Stories260K, Bf16PrefillKeepsTheStorysArgmax) {
   auto tok = load_tokenizer(kModel);
   const std::vector<int32_t> ids = tok->encode(read_all(kGolden), true);
   ASSERT_GT(ids.size(), 100u);
-  std::vector<float> f32, bf16;
-  {
-    tests::UsePrecision p(kernels::Precision::f32);
-    f32 = m->forward_all(ids, m->full_plan());
-  }
-  {
-    tests::UsePrecision p(kernels::Precision::bf16);
-    ASSERT_NE(kernels::bf16_prefill(), nullptr);
-    bf16 = m->forward_all(ids, m->full_plan());
-  }
+  const auto [f32, bf16] = tests::f32_and_bf16_logits(*m, ids);
   const size_t V = static_cast<size_t>(m->config().vocab_size);
   size_t agree = 0;
   double d = 0;

@@ -82,6 +82,27 @@ double abs_dot(const WeightView& w, int64_t r, const float* x) {
   return s;
 }
 
+// Column counts the prefill tests use per type: whole blocks, and odd ones where a block is 1.
+std::vector<int64_t> prefill_cols(DType t) {
+  return dtype_block(t) == 1 ? std::vector<int64_t>{1001, 5} : dtype_block(t) == 32 ? std::vector<int64_t>{544}
+                                                                                      : std::vector<int64_t>{768};
+}
+
+// got = x[m, k] * W^T has the same bits for tokens 7 and 8 alone and on one thread.
+void expect_bits_independent_of_tokens_and_threads(const std::vector<float>& x, const WeightView& w,
+                                                    const std::vector<float>& got, int m) {
+  const int64_t n = w.rows, k = w.cols;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> two(static_cast<size_t>(2 * n), nan), one_thread(got.size(), nan);
+  matmul_nt(x.data() + 7 * k, w, two.data(), 2);  // tokens 7 and 8 alone
+  ASSERT_EQ(std::memcmp(two.data(), got.data() + 7 * n, two.size() * 4), 0);
+  const int threads = num_threads();
+  set_num_threads(1);
+  matmul_nt(x.data(), w, one_thread.data(), m);
+  set_num_threads(threads);
+  ASSERT_EQ(std::memcmp(one_thread.data(), got.data(), got.size() * 4), 0);
+}
+
 }  // namespace
 
 TEST(QDot, FastEqualsScalarReferenceForEveryType) {
@@ -134,7 +155,6 @@ TEST(QMatmul, DecodeAndTiledPrefillEqualReference) {
 // starts as NaN without it: nothing may be read from it). The same bits for any m >= 2 and any
 // thread count: each output's sum runs over k in the same order.
 TEST(QMatmul, PrefillProductEqualsReferenceForEveryTypeAndSet) {
-  const int threads = num_threads();
   for (const kernels::KernelSet* s : kernels::compiled_kernel_sets()) {
     if (!kernels::cpu_runs(*s)) {
       std::printf("SKIPPED kernel set %s: this CPU lacks %s\n", s->name, s->features);
@@ -143,9 +163,7 @@ TEST(QMatmul, PrefillProductEqualsReferenceForEveryTypeAndSet) {
     tests::UseSet use(*s);
     for (DType t : kTypes) {
       if (t == DType::F32) continue;  // BLAS
-      for (int64_t k : dtype_block(t) == 1 ? std::vector<int64_t>{1001, 5}
-                       : dtype_block(t) == 32 ? std::vector<int64_t>{544}
-                                               : std::vector<int64_t>{768}) {
+      for (int64_t k : prefill_cols(t)) {
         SCOPED_TRACE(std::string(s->name) + " " + dtype_name(t) + " k=" + std::to_string(k));
         const int64_t n = 165;
         const auto bytes = random_matrix(t, n, k, 31);
@@ -164,13 +182,7 @@ TEST(QMatmul, PrefillProductEqualsReferenceForEveryTypeAndSet) {
             ASSERT_NEAR(got[j], want[j], tol) << "token " << i << " row " << r;
             ASSERT_NEAR(acc[j], want[j] + 0.5, tol + 1e-7) << "token " << i << " row " << r;
           }
-        std::vector<float> two(static_cast<size_t>(2 * n), nan), one_thread(got.size(), nan);
-        matmul_nt(x.data() + 7 * k, w, two.data(), 2);  // tokens 7 and 8 alone
-        ASSERT_EQ(std::memcmp(two.data(), got.data() + 7 * n, two.size() * 4), 0);
-        set_num_threads(1);
-        matmul_nt(x.data(), w, one_thread.data(), m);
-        set_num_threads(threads);
-        ASSERT_EQ(std::memcmp(one_thread.data(), got.data(), got.size() * 4), 0);
+        ASSERT_NO_FATAL_FAILURE(expect_bits_independent_of_tokens_and_threads(x, w, got, m));
       }
     }
   }
@@ -181,18 +193,13 @@ TEST(QMatmul, PrefillProductEqualsReferenceForEveryTypeAndSet) {
 // float32 reference within the two roundings (unit roundoff 2^-8 each: 2^-7 of sum |w x|), and bit-identical
 // whatever the token count or the thread count.
 TEST(QMatmul, Bf16PrefillEqualsItsReferenceForEveryType) {
-  __builtin_cpu_init();
-  if (!kernels::cpu_runs(kernels::avx512_kernel_set()) || !__builtin_cpu_supports("avx512bf16"))
-    GTEST_SKIP() << "this CPU lacks AVX512_BF16 (the bf16 prefill is built, not run)";
+  if (!tests::cpu_runs_bf16_prefill()) GTEST_SKIP() << "this CPU lacks AVX512_BF16 (the bf16 prefill is built, not run)";
   tests::UseSet use(kernels::avx512_kernel_set());
   tests::UsePrecision bf16(kernels::Precision::bf16);
   ASSERT_NE(kernels::bf16_prefill(), nullptr);
-  const int threads = num_threads();
   auto round = [](float v) { return bf16_to_f32(f32_to_bf16(v)); };
   for (DType t : kTypes)
-    for (int64_t k : dtype_block(t) == 1 ? std::vector<int64_t>{1001, 5}
-                     : dtype_block(t) == 32 ? std::vector<int64_t>{544}
-                                             : std::vector<int64_t>{768}) {
+    for (int64_t k : prefill_cols(t)) {
       SCOPED_TRACE(std::string(dtype_name(t)) + " k=" + std::to_string(k));
       const int64_t n = 165;
       const auto bytes = random_matrix(t, n, k, 41);
@@ -219,13 +226,7 @@ TEST(QMatmul, Bf16PrefillEqualsItsReferenceForEveryType) {
           ASSERT_NEAR(got[j], f32[j], std::ldexp(mag, -7) + 1e-7) << "token " << i << " row " << r;
         }
       }
-      std::vector<float> two(static_cast<size_t>(2 * n), nan), one_thread(got.size(), nan);
-      matmul_nt(x.data() + 7 * k, w, two.data(), 2);  // tokens 7 and 8 alone
-      ASSERT_EQ(std::memcmp(two.data(), got.data() + 7 * n, two.size() * 4), 0);
-      set_num_threads(1);
-      matmul_nt(x.data(), w, one_thread.data(), m);
-      set_num_threads(threads);
-      ASSERT_EQ(std::memcmp(one_thread.data(), got.data(), got.size() * 4), 0);
+      ASSERT_NO_FATAL_FAILURE(expect_bits_independent_of_tokens_and_threads(x, w, got, m));
       // Products sharing x (q/k/v, gate/up) round x once: the same bits as one at a time.
       std::vector<float> s1(got.size(), nan), s2(got.size(), nan);
       matmul_nt_shared_x(x.data(), {{w, s1.data()}, {w, s2.data()}}, m);

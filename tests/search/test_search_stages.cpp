@@ -247,21 +247,26 @@ TEST(GroupStage, LnsWithoutDecoysAlwaysRecoversPlantedHeads) {
   }
 }
 
-// An AND pair: layer 1's heads 1 and 2 answer only when both are full (restoring either alone
-// gains nothing, so no marginal points at them); every other head costs a little when SWA.
+// An AND pair of flat heads a and b on 4 layers x 4 heads: they answer only when both are full
+// (restoring either alone gains nothing, so no marginal points at them); every other head costs
+// a little when SWA.
 class AndPairObjective : public Objective {
  public:
+  AndPairObjective(int a, int b) : a_(a), b_(b) {}
   int n_layers() const override { return 4; }
   int n_heads() const override { return 4; }
-  MaskScore evaluate(const HeadBits& b) override {
+  MaskScore evaluate(const HeadBits& bits) override {
     double cost = 0;
     for (int f = 0; f < 16; ++f)
-      if (f != 5 && f != 6) cost += b[f] * 0.001 * (1 + f % 3);
+      if (f != a_ && f != b_) cost += bits[f] * 0.001 * (1 + f % 3);
     MaskScore r;
-    r.value = (b[5] == 0 && b[6] == 0 ? 1.0 : 0.0) - cost;
+    r.value = (bits[a_] == 0 && bits[b_] == 0 ? 1.0 : 0.0) - cost;
     return r;
   }
   std::string describe() const override { return "and-pair"; }
+
+ private:
+  int a_, b_;
 };
 
 TEST(GroupStage, RelatedRemovalRestoresAnAndPairOfOneLayer) {
@@ -269,7 +274,7 @@ TEST(GroupStage, RelatedRemovalRestoresAnAndPairOfOneLayer) {
   // needs a 2-for-2 exchange whose single flips all look useless.
   int found = 0;
   for (uint64_t seed = 0; seed < 10; ++seed) {
-    AndPairObjective obj;
+    AndPairObjective obj(5, 6);  // layer 1's heads 1 and 2
     Evaluator ev(obj, quiet_options(0.75));
     ev.init_references();
     HeadBits a(16, 1);
@@ -286,24 +291,6 @@ TEST(GroupStage, RelatedRemovalRestoresAnAndPairOfOneLayer) {
   // last: restoring either head alone gains nothing, every other restoration a little).
   EXPECT_GE(found, 8) << "AND pair restored for " << found << "/10 seeds";
 }
-
-// A cross-layer AND pair: layer 0's head 1 and layer 2's head 3 answer only when both are full
-// (restoring either alone gains nothing); every other head costs a little when SWA. The shape
-// of models/default seed 1 at rho 0.75 (issue #39), where the LNS left layers all SWA.
-class CrossLayerAndObjective : public Objective {
- public:
-  int n_layers() const override { return 4; }
-  int n_heads() const override { return 4; }
-  MaskScore evaluate(const HeadBits& b) override {
-    double cost = 0;
-    for (int f = 0; f < 16; ++f)
-      if (f != 1 && f != 11) cost += b[f] * 0.001 * (1 + f % 3);
-    MaskScore r;
-    r.value = (b[1] == 0 && b[11] == 0 ? 1.0 : 0.0) - cost;
-    return r;
-  }
-  std::string describe() const override { return "cross-layer-and"; }
-};
 
 // Stage 1's head scores as the cascade would leave them: the needed head lowest in its layer.
 ProbeResult coverage_probe() {
@@ -336,7 +323,8 @@ TEST(GroupStage, CoverageMoveRestoresACrossLayerAndPair) {
   const ProbeResult probe = coverage_probe();
   for (uint64_t seed = 0; seed < 10; ++seed)
     for (const ProbeResult* p : {&probe, static_cast<const ProbeResult*>(nullptr)}) {
-      CrossLayerAndObjective obj;
+      AndPairObjective obj(1, 11);  // across layers: layer 0's head 1, layer 2's head 3 (the shape of
+                                    // models/default seed 1 at rho 0.75, issue #39)
       Evaluator ev(obj, quiet_options(0.75));
       ev.init_references();
       HeadBits a(16, 1);
